@@ -1,0 +1,22 @@
+import type { Command } from 'commander';
+
+import { maskSecrets } from '../secrets.js';
+import type { CliContext } from './context.js';
+
+/** `storesync config check`: validates the configuration and prints it with secrets masked. */
+export function registerConfigCommands(program: Command, ctx: CliContext): void {
+  const config = program.command('config').description('inspect the configuration');
+  config
+    .command('check')
+    .description('validate the configuration and print the effective values, secrets masked')
+    .option('--json', 'print JSON instead of YAML-like text')
+    .action(async (opts: { json?: boolean }) => {
+      const effective = maskSecrets(ctx.config());
+      if (opts.json) {
+        ctx.io.stdout.write(`${JSON.stringify(effective, null, 2)}\n`);
+      } else {
+        const { stringify } = await import('yaml');
+        ctx.io.stdout.write(`# effective configuration (secrets masked)\n${stringify(effective)}`);
+      }
+    });
+}

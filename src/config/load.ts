@@ -1,0 +1,199 @@
+/**
+ * Loads the configuration once at start-up: `config/default.yaml` → the file named by `--config` or
+ * `STORESYNC_CONFIG` → environment variables. This is the one module that reads `process.env`
+ * (through its `env` argument, which defaults to it).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+
+import { ConfigError, describeValue } from '../errors.js';
+import { registerSecret } from '../secrets.js';
+import { type Config, configSchema } from './schema.js';
+
+/** Environment variables and the config keys they set. `NAME_FILE` reads the value from a file. */
+export const ENV_KEYS: Readonly<Record<string, { path: string; type: 'string' | 'int' | 'bool' }>> = {
+  STORE_BASE_URL: { path: 'store.baseUrl', type: 'string' },
+  STORE_USERNAME: { path: 'store.username', type: 'string' },
+  STORE_PASSWORD: { path: 'store.password', type: 'string' },
+  STORE_SITE_ID: { path: 'store.siteId', type: 'int' },
+  STORE_TIME_ZONE: { path: 'store.timeZone', type: 'string' },
+  REDIS_URL: { path: 'redis.url', type: 'string' },
+  REDIS_PREFIX: { path: 'redis.prefix', type: 'string' },
+  LOG_LEVEL: { path: 'log.level', type: 'string' },
+  HTTP_HOST: { path: 'http.host', type: 'string' },
+  HTTP_PORT: { path: 'http.port', type: 'int' },
+  ADMIN_TOKEN: { path: 'admin.token', type: 'string' },
+  ADMIN_USERNAME: { path: 'admin.username', type: 'string' },
+  ADMIN_PASSWORD: { path: 'admin.password', type: 'string' },
+};
+
+/** Where the package lives: the folder holding config/default.yaml, from src/ or dist/src/. */
+export function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i += 1) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'config', 'default.yaml'))) return dir;
+    dir = dirname(dir);
+  }
+  throw new ConfigError(['config/default.yaml: not found next to the storesync package']);
+}
+
+export interface LoadConfigOptions {
+  /** Environment to read; defaults to process.env. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** A config file to layer over the defaults (the CLI's --config). */
+  configFile?: string;
+  /** Values layered last, over the environment (used by tests and the demo). */
+  overrides?: Record<string, unknown>;
+  /** The defaults file; defaults to the package's config/default.yaml. */
+  defaultFile?: string;
+}
+
+type Tree = Record<string, unknown>;
+
+function isTree(value: unknown): value is Tree {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Deep merge where arrays and scalars of `over` replace those of `base`. */
+export function mergeDeep(base: Tree, over: Tree): Tree {
+  const out: Tree = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const current = out[key];
+    out[key] = isTree(current) && isTree(value) ? mergeDeep(current, value) : value;
+  }
+  return out;
+}
+
+function readYaml(file: string, env: LoadConfigOptions['env'], problems: string[]): Tree {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    problems.push(`${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    return {};
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (error) {
+    problems.push(`${file}: not valid YAML (${(error as Error).message.split('\n')[0]})`);
+    return {};
+  }
+  if (doc === null || doc === undefined) return {};
+  if (!isTree(doc)) {
+    problems.push(`${file}: expected a mapping of options at the top level`);
+    return {};
+  }
+  return substitute(doc, env ?? {}, problems, '') as Tree;
+}
+
+/** Replaces `${NAME}` in string values from the environment; an unset variable is a problem. */
+function substitute(value: unknown, env: NonNullable<LoadConfigOptions['env']>, problems: string[], path: string): unknown {
+  if (typeof value === 'string') {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => {
+      const found = env[name];
+      if (found === undefined) {
+        problems.push(`${path}: \${${name}} is used but the environment variable ${name} is not set`);
+        return '';
+      }
+      return found;
+    });
+  }
+  if (Array.isArray(value)) return value.map((item, i) => substitute(item, env, problems, `${path}[${i}]`));
+  if (isTree(value)) {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, substitute(v, env, problems, path ? `${path}.${k}` : k)]),
+    );
+  }
+  return value;
+}
+
+function setPath(tree: Tree, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let node = tree;
+  for (const key of keys.slice(0, -1)) {
+    const next = node[key];
+    node = isTree(next) ? next : (node[key] = {});
+  }
+  node[keys[keys.length - 1] as string] = value;
+}
+
+function fromEnv(env: NonNullable<LoadConfigOptions['env']>, problems: string[]): Tree {
+  const tree: Tree = {};
+  for (const [name, { path, type }] of Object.entries(ENV_KEYS)) {
+    let raw = env[name];
+    const fileName = env[`${name}_FILE`];
+    if (fileName !== undefined && fileName !== '') {
+      try {
+        raw = readFileSync(fileName, 'utf8').replace(/\r?\n$/, '');
+      } catch (error) {
+        problems.push(`${name}_FILE (${path}): cannot read ${fileName} (${(error as NodeJS.ErrnoException).code ?? error})`);
+        continue;
+      }
+    }
+    if (raw === undefined || raw === '') continue;
+    if (type === 'int') {
+      const n = Number(raw);
+      if (!Number.isInteger(n)) {
+        problems.push(`${name} (${path}): ${describeValue(raw)} is not a whole number`);
+        continue;
+      }
+      setPath(tree, path, n);
+    } else if (type === 'bool') {
+      setPath(tree, path, /^(1|true|yes|on)$/i.test(raw));
+    } else {
+      setPath(tree, path, raw);
+    }
+  }
+  return tree;
+}
+
+function valueAt(tree: unknown, path: readonly PropertyKey[]): unknown {
+  let node = tree;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  return node;
+}
+
+/** One line per problem: the key, the value found and what is expected. */
+export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unknown): string[] {
+  return issues.map((issue) => {
+    const key = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+    const value = valueAt(input, issue.path);
+    const shown = /password|token|hash|secret/i.test(key) ? '[redacted]' : describeValue(value);
+    return `${key || '(top level)'}: ${shown} — expected ${issue.message.replace(/^Invalid input: /, '')}`;
+  });
+}
+
+/** Reads, merges, validates and freezes the configuration. Throws ConfigError listing every problem. */
+export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
+  const env = options.env ?? process.env;
+  const problems: string[] = [];
+  const defaultFile = options.defaultFile ?? join(packageRoot(), 'config', 'default.yaml');
+  let tree = readYaml(defaultFile, env, problems);
+  const configFile = options.configFile ?? env.STORESYNC_CONFIG;
+  if (configFile) tree = mergeDeep(tree, readYaml(resolve(configFile), env, problems));
+  tree = mergeDeep(tree, fromEnv(env, problems));
+  if (options.overrides) tree = mergeDeep(tree, options.overrides);
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const parsed = configSchema.safeParse(tree);
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, tree));
+  const config = parsed.data;
+  for (const secret of [config.store.password, config.admin.token, config.admin.password]) registerSecret(secret);
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(value: T): Readonly<T> {
+  if (value !== null && typeof value === 'object') {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

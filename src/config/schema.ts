@@ -1,0 +1,228 @@
+/**
+ * The configuration's single source of truth. Every option is documented, with its default, in
+ * `config/default.yaml`; the defaults here are the same values, so a missing default file still
+ * yields a working configuration.
+ */
+import { z } from 'zod';
+
+const cron = z.string().min(1).describe('a node-cron expression, seconds allowed: "*/30 * * * * *"');
+const positiveInt = z.number().int().positive();
+const nonNegativeInt = z.number().int().nonnegative();
+const dbUrl = z
+  .string()
+  .regex(/^(postgres|postgresql|mysql|mariadb):\/\//, 'a postgres://, mysql:// or mariadb:// URL');
+
+/** Store fields an ERP column may be mapped to (matched case-insensitively). */
+const fieldMapping = z.record(z.string(), z.string()).default({});
+
+const sourceBase = {
+  /** Unique name; it keys the cursor in Redis and labels metrics. */
+  name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, "_", "." or "-"'),
+  /** When the source is polled. */
+  schedule: cron,
+  /** Set to false to keep a source configured but idle. */
+  enabled: z.boolean().default(true),
+  /** Most records read per poll. */
+  limit: positiveInt.default(1000),
+  /** Maps source columns to store fields, for columns whose names differ. */
+  mapping: fieldMapping,
+};
+
+/** The cursor overlap: polls re-read this much before the last cursor, so late commits are not missed. */
+const overlapMs = nonNegativeInt.default(60_000);
+
+export const sqlSourceSchema = z.object({
+  ...sourceBase,
+  kind: z.literal('sql'),
+  url: dbUrl,
+  /** Query with named parameters :cursor and :limit; columns aliased to store fields plus `cursor`. */
+  changes: z.string().min(1),
+  /** Optional query returning the full current set, for the reconcile. */
+  snapshot: z.string().min(1).optional(),
+  /** Cursor value before the first poll (null: from the beginning). */
+  initialCursor: z.union([z.string(), z.number()]).nullable().default(null),
+  overlapMs,
+});
+
+export const csvSourceSchema = z.object({
+  ...sourceBase,
+  kind: z.literal('csv'),
+  /** Drop folder; processed files move to `processed/`, bad ones to `rejected/` with a report. */
+  dir: z.string().min(1),
+  /** Column separator; `auto` picks `;` or `,` from the header line. */
+  delimiter: z.enum(['auto', ';', ',', '\t']).default('auto'),
+  /** Numbers written as 1.234,56. */
+  decimalComma: z.boolean().default(false),
+  /** A file is read only once it has not changed for this long (a half-written file is left alone). */
+  settleMs: nonNegativeInt.default(2000),
+  /** File names to pick up. */
+  pattern: z.string().default('*.csv'),
+  encoding: z.enum(['utf8', 'latin1']).default('utf8'),
+});
+
+export const httpSourceSchema = z.object({
+  ...sourceBase,
+  kind: z.literal('http'),
+  url: z.string().url(),
+  /** Query parameter carrying the cursor. */
+  cursorParam: z.string().default('since'),
+  /** Query parameter carrying the limit. */
+  limitParam: z.string().default('limit'),
+  /** Dotted path of the records array in the response (`''`: the body is the array). */
+  recordsPath: z.string().default('items'),
+  /** Extra request headers, such as Authorization (secret: masked everywhere). */
+  headers: z.record(z.string(), z.string()).default({}),
+  timeoutMs: positiveInt.default(30_000),
+  initialCursor: z.union([z.string(), z.number()]).nullable().default(null),
+  overlapMs,
+});
+
+export const sourceSchema = z.discriminatedUnion('kind', [sqlSourceSchema, csvSourceSchema, httpSourceSchema]);
+
+export const storeSchema = z.object({
+  /** Base URL of the store API, without the /Api path. */
+  baseUrl: z.string().url().default('http://127.0.0.1:8080'),
+  username: z.string().default(''),
+  password: z.string().default(''),
+  /** The store's site id; sales and reconcile default to it. */
+  siteId: positiveInt.optional(),
+  /** How the store writes and reads dates without a zone. */
+  timeZone: z.string().default('America/Argentina/Buenos_Aires'),
+  /** Keep-alive connections to the store. */
+  connections: positiveInt.default(32),
+  connectTimeoutMs: positiveInt.default(10_000),
+  /** Time allowed for a whole response. */
+  requestTimeoutMs: positiveInt.default(30_000),
+  /** The hash is renewed after this age even if it still works (the public client used 30 min). */
+  authRefreshMs: positiveInt.default(25 * 60_000),
+  retry: z
+    .object({
+      /** Attempts per call inside the client, the first included. */
+      attempts: positiveInt.default(4),
+      baseDelayMs: positiveInt.default(200),
+      maxDelayMs: positiveInt.default(10_000),
+    })
+    .prefault({}),
+  /** Global rate limit on store writes across all workers; null: off. */
+  rateLimit: z.object({ max: positiveInt, durationMs: positiveInt }).nullable().default(null),
+  /** Path of item creation (the spec names the operation but not its path). */
+  inventoryCreatePath: z.string().startsWith('/').default('/Api/Inventory'),
+});
+
+export const configSchema = z.object({
+  store: storeSchema.prefault({}),
+  redis: z
+    .object({
+      /** redis://host:port/db */
+      url: z.string().regex(/^rediss?:\/\//, 'a redis://host:port/db URL').default('redis://127.0.0.1:6379/0'),
+      /** Key prefix of every key storesync writes; use `{storesync}` on Redis Cluster. */
+      prefix: z.string().min(1).default('storesync'),
+    })
+    .prefault({}),
+  log: z
+    .object({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    })
+    .prefault({}),
+  http: z
+    .object({
+      host: z.string().default('127.0.0.1'),
+      port: nonNegativeInt.max(65535).default(9464),
+    })
+    .prefault({}),
+  admin: z
+    .object({
+      /** Bearer token for /admin. Without a token or basic credentials /admin is refused. */
+      token: z.string().default(''),
+      username: z.string().default(''),
+      password: z.string().default(''),
+    })
+    .prefault({}),
+  queue: z
+    .object({
+      /** Completed jobs are kept this long (seconds) and at most this many. */
+      removeOnComplete: z.object({ age: positiveInt, count: positiveInt }).prefault({ age: 3600, count: 1000 }),
+      /** Failed jobs are kept this long (seconds) and at most this many. */
+      removeOnFail: z.object({ age: positiveInt, count: positiveInt }).prefault({ age: 14 * 86400, count: 10_000 }),
+    })
+    .prefault({}),
+  inventory: z
+    .object({
+      /** Jobs processed at once per worker process. */
+      concurrency: positiveInt.default(16),
+      /** Attempts per job before it fails (and can be retried from the dashboard). */
+      attempts: positiveInt.default(8),
+      /** First retry delay; doubles each attempt. */
+      backoffMs: positiveInt.default(1000),
+      /** Create items unknown to the store (POST) instead of failing them. */
+      createMissing: z.boolean().default(false),
+      sources: z.array(sourceSchema).default([]),
+      reconcile: z
+        .object({
+          /** Cron of the full reconcile; null: only on demand. */
+          schedule: cron.nullable().default(null),
+          /** Sites to read from the store (default: store.siteId, or all). */
+          siteIds: z.array(positiveInt).default([]),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+  sales: z
+    .object({
+      enabled: z.boolean().default(true),
+      concurrency: positiveInt.default(4),
+      attempts: positiveInt.default(10),
+      backoffMs: positiveInt.default(5000),
+      pull: z
+        .object({
+          schedule: cron.default('0 */2 * * * *'),
+          statuses: z.array(z.number().int()).min(1).default([1]),
+          siteId: positiveInt.optional(),
+          lookbackHours: positiveInt.default(48),
+          settleMinutes: nonNegativeInt.default(0),
+          pageSize: positiveInt.max(1000).default(100),
+        })
+        .prefault({}),
+      sink: z
+        .discriminatedUnion('kind', [
+          z.object({ kind: z.literal('sql'), url: dbUrl }),
+          z.object({
+            kind: z.literal('http'),
+            url: z.string().url(),
+            headers: z.record(z.string(), z.string()).default({}),
+            timeoutMs: positiveInt.default(30_000),
+          }),
+          z.object({ kind: z.literal('file'), dir: z.string().min(1).default('./out/sales') }),
+        ])
+        .default({ kind: 'file', dir: './out/sales' }),
+      ack: z
+        .object({
+          status: z.number().int().default(2),
+          statusText: z.string().default('In process'),
+          /** Template; {erpRef}, {saleId} and {siteId} are replaced. */
+          observations: z.string().default('ERP order {erpRef}'),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+  fulfillment: z
+    .object({
+      concurrency: positiveInt.default(4),
+      sources: z.array(sourceSchema).default([]),
+    })
+    .prefault({}),
+  shutdown: z
+    .object({
+      /** Time workers get to finish their jobs on SIGTERM before they are returned to the queue. */
+      timeoutMs: positiveInt.default(30_000),
+    })
+    .prefault({}),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type SourceConfig = z.infer<typeof sourceSchema>;
+export type SqlSourceConfig = z.infer<typeof sqlSourceSchema>;
+export type CsvSourceConfig = z.infer<typeof csvSourceSchema>;
+export type HttpSourceConfig = z.infer<typeof httpSourceSchema>;
+export type StoreConfig = z.infer<typeof storeSchema>;
+export type SalesSinkConfig = Config['sales']['sink'];

@@ -1,0 +1,94 @@
+/**
+ * One error base with a stable string `code`. Code branches on `code` or class, never on message text.
+ * The class decides what happens next: `retryable` errors are retried with backoff, the others become
+ * permanent failures that stay visible with their reason.
+ */
+
+/** Stable codes, one per kind of failure. */
+export type ErrorCode =
+  | 'ERR_CONFIG'
+  | 'ERR_VALIDATION'
+  | 'ERR_STORE_AUTH'
+  | 'ERR_STORE_NOT_FOUND'
+  | 'ERR_STORE_CONFLICT'
+  | 'ERR_STORE_BAD_REQUEST'
+  | 'ERR_STORE_RATE_LIMITED'
+  | 'ERR_STORE_SERVER'
+  | 'ERR_STORE_REJECTED'
+  | 'ERR_STORE_BAD_RESPONSE'
+  | 'ERR_STORE_NETWORK'
+  | 'ERR_STORE_TIMEOUT'
+  | 'ERR_ERP'
+  | 'ERR_ERP_RECORD';
+
+/** Base of every storesync error. */
+export class StoreSyncError extends Error {
+  readonly code: ErrorCode;
+  /** True when trying the same thing again later may succeed. */
+  readonly retryable: boolean;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.retryable = options?.retryable ?? false;
+  }
+}
+
+/** One broken rule: which record, which field, what value, which rule. */
+export interface ValidationIssue {
+  /** The record the value belongs to: a SKU, a sale id, a file row, a config key. */
+  record?: string;
+  field: string;
+  value: unknown;
+  rule: string;
+}
+
+/** Formats a value for an error message: short, JSON-ish, never multi-line. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  let text: string;
+  try {
+    text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
+  } catch {
+    text = String(value);
+  }
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** Renders an issue as one line: `SKU A-1: field Stock = -3 breaks "integer 0 to 999999"`. */
+export function formatIssue(issue: ValidationIssue): string {
+  const where = issue.record === undefined ? '' : `${issue.record}: `;
+  return `${where}field ${issue.field} = ${describeValue(issue.value)} breaks "${issue.rule}"`;
+}
+
+/** Input that breaks a rule; nothing was sent or applied. */
+export class ValidationError extends StoreSyncError {
+  readonly issues: readonly ValidationIssue[];
+
+  constructor(issues: readonly ValidationIssue[], context?: string) {
+    const lines = issues.map(formatIssue);
+    super('ERR_VALIDATION', `${context ? `${context}: ` : ''}${lines.join('; ')}`);
+    this.issues = issues;
+  }
+}
+
+/** A configuration problem; the process exits with code 78 (EX_CONFIG). */
+export class ConfigError extends StoreSyncError {
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[]) {
+    super('ERR_CONFIG', problems.join('\n'));
+    this.problems = problems;
+  }
+}
+
+/** An ERP connector failed (connection, query, file system): temporary unless said otherwise. */
+export class ErpError extends StoreSyncError {
+  readonly source: string;
+
+  constructor(source: string, message: string, options?: { cause?: unknown; retryable?: boolean }) {
+    super('ERR_ERP', `${source}: ${message}`, { retryable: true, ...options });
+    this.source = source;
+  }
+}

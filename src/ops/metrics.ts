@@ -1,0 +1,118 @@
+/**
+ * Every metric storesync exports, on one registry per process. Prefix `storesync_`, base units, and no
+ * SKU or sale id as a label (unbounded cardinality). Components receive this object and record on it.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+const PREFIX = 'storesync_';
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  /** Store API calls by endpoint template, method and HTTP status (`error` when none came back). */
+  readonly storeRequests = new Counter({
+    name: `${PREFIX}store_requests_total`,
+    help: 'Store API requests by endpoint, method and status.',
+    labelNames: ['endpoint', 'method', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly storeRequestDuration = new Histogram({
+    name: `${PREFIX}store_request_duration_seconds`,
+    help: 'Store API request duration.',
+    labelNames: ['endpoint', 'method'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  /** Logins by outcome: success | failure. */
+  readonly storeLogins = new Counter({
+    name: `${PREFIX}store_logins_total`,
+    help: 'Store logins by outcome.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** Jobs by queue and outcome: completed | skipped | retried | failed | rejected. */
+  readonly jobs = new Counter({
+    name: `${PREFIX}jobs_total`,
+    help: 'Jobs processed by queue and outcome.',
+    labelNames: ['queue', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly jobDuration = new Histogram({
+    name: `${PREFIX}job_duration_seconds`,
+    help: 'Job processing time by queue.',
+    labelNames: ['queue'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+
+  /** Jobs in each queue by state (waiting, active, delayed, failed, completed, prioritized). */
+  readonly queueJobs = new Gauge({
+    name: `${PREFIX}queue_jobs`,
+    help: 'Jobs in each queue by state.',
+    labelNames: ['queue', 'state'] as const,
+    registers: [this.registry],
+  });
+
+  readonly erpRecordsRead = new Counter({
+    name: `${PREFIX}erp_records_read_total`,
+    help: 'Records read from ERP sources by source.',
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+  });
+
+  /** Records refused before anything was sent, by source and the rule they broke. */
+  readonly erpRecordsRejected = new Counter({
+    name: `${PREFIX}erp_records_rejected_total`,
+    help: 'ERP records rejected by source and reason.',
+    labelNames: ['source', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  /** Differences the last reconcile found, by field. */
+  readonly reconcileDrift = new Gauge({
+    name: `${PREFIX}reconcile_drift_items`,
+    help: 'Differences between ERP and store found by the last reconcile, by field.',
+    labelNames: ['field'] as const,
+    registers: [this.registry],
+  });
+
+  /** Time from an ERP change (its cursor time) to the store's acknowledgement. */
+  readonly syncLag = new Histogram({
+    name: `${PREFIX}sync_lag_seconds`,
+    help: 'Time from an ERP change to the store acknowledging it.',
+    labelNames: ['flow'] as const,
+    buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600],
+    registers: [this.registry],
+  });
+
+  readonly lastSuccess = new Gauge({
+    name: `${PREFIX}last_success_timestamp_seconds`,
+    help: 'Unix time of the last successful run per flow.',
+    labelNames: ['flow'] as const,
+    registers: [this.registry],
+  });
+
+  readonly oldestUnacknowledgedSale = new Gauge({
+    name: `${PREFIX}sales_oldest_unacknowledged_age_seconds`,
+    help: 'Age of the oldest sale exported to the ERP or waiting, not yet acknowledged on the store.',
+    registers: [this.registry],
+  });
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+  }
+
+  /** Marks a flow's successful run now. */
+  markSuccess(flow: string, at = Date.now()): void {
+    this.lastSuccess.set({ flow }, at / 1000);
+  }
+
+  /** The exposition text for /metrics. */
+  async render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
