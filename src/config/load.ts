@@ -167,7 +167,8 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unkno
     const key = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
     const value = valueAt(input, issue.path);
     const shown = /password|token|hash|secret/i.test(key) ? '[redacted]' : describeValue(value);
-    return `${key || '(top level)'}: ${shown} — expected ${issue.message.replace(/^Invalid input: /, '')}`;
+    const rule = issue.message.replace(/^(Invalid (input|option)|Too (big|small)): /, '');
+    return `${key || '(top level)'}: ${shown} — ${/^expected /i.test(rule) ? rule : `expected ${rule}`}`;
   });
 }
 
@@ -181,10 +182,11 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   if (configFile) tree = mergeDeep(tree, readYaml(resolve(configFile), env, problems));
   tree = mergeDeep(tree, fromEnv(env, problems));
   if (options.overrides) tree = mergeDeep(tree, options.overrides);
-  if (problems.length > 0) throw new ConfigError(problems);
 
+  // Report every problem at once: unreadable files and bad variables together with schema violations.
   const parsed = configSchema.safeParse(tree);
-  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, tree));
+  if (!parsed.success) problems.push(...describeIssues(parsed.error.issues, tree));
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const config = parsed.data;
   for (const secret of [config.store.password, config.admin.token, config.admin.password]) registerSecret(secret);
   return deepFreeze(config);

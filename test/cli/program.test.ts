@@ -1,0 +1,57 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { cli } from '../helpers/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'storesync-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('storesync CLI', () => {
+  it('prints help and exits 0', async () => {
+    const result = await cli(['--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Usage: storesync');
+    expect(result.stdout).toContain('config');
+  });
+
+  it('exits 2 on an unknown command', async () => {
+    const result = await cli(['frobnicate']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/unknown command/);
+  });
+
+  it('exits 78 with one line per configuration problem', async () => {
+    const result = await cli(['config', 'check'], { STORE_SITE_ID: 'x', REDIS_URL: 'http://nope' });
+    expect(result.code).toBe(78);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'storesync: invalid configuration',
+      '  STORE_SITE_ID (store.siteId): "x" is not a whole number',
+      '  redis.url: "http://nope" — expected a redis://host:port/db URL',
+    ]);
+  });
+
+  it('config check prints the effective configuration with secrets masked', async () => {
+    const configFile = join(dir, 'c.yaml');
+    writeFileSync(configFile, 'store:\n  username: shop\n');
+    const result = await cli(['--config', configFile, 'config', 'check', '--json'], {
+      STORE_PASSWORD: 'pw-never-shown',
+      ADMIN_TOKEN: 'token-never-shown',
+    });
+    expect(result.code).toBe(0);
+    const shown = JSON.parse(result.stdout) as { store: { username: string; password: string }; admin: { token: string } };
+    expect(shown.store.username).toBe('shop');
+    expect(shown.store.password).toBe('[redacted]');
+    expect(shown.admin.token).toBe('[redacted]');
+    expect(result.stdout).not.toContain('never-shown');
+  });
+
+  it('runs from the built binary, as npx storesync does', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['bin/storesync.js', '--help']);
+    expect(stdout).toContain('Usage: storesync');
+  });
+});

@@ -1,0 +1,123 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { loadConfig } from '../../src/config/load.js';
+import { ConfigError } from '../../src/errors.js';
+import { redactText } from '../../src/secrets.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'storesync-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+function problemsOf(fn: () => unknown): readonly string[] {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('yields every default from config/default.yaml with an empty environment', () => {
+    const config = loadConfig({ env: {} });
+    expect(config.store.baseUrl).toBe('http://127.0.0.1:8080');
+    expect(config.store.timeZone).toBe('America/Argentina/Buenos_Aires');
+    expect(config.redis.url).toBe('redis://127.0.0.1:6379/0');
+    expect(config.http).toEqual({ host: '127.0.0.1', port: 9464 });
+    expect(config.inventory.concurrency).toBe(16);
+    expect(config.sales.pull.statuses).toEqual([1]);
+    expect(config.sales.ack).toEqual({ status: 2, statusText: 'In process', observations: 'ERP order {erpRef}' });
+  });
+
+  it('layers the config file over the defaults and environment variables over the file', () => {
+    const configFile = file('layer.yaml', 'store:\n  baseUrl: http://file.example:1\n  username: from-file\nlog:\n  level: debug\n');
+    const config = loadConfig({ env: { STORE_USERNAME: 'from-env', REDIS_URL: 'redis://10.0.0.1:6380/2' }, configFile });
+    expect(config.store.baseUrl).toBe('http://file.example:1');
+    expect(config.store.username).toBe('from-env');
+    expect(config.log.level).toBe('debug');
+    expect(config.redis.url).toBe('redis://10.0.0.1:6380/2');
+  });
+
+  it('takes the config file from STORESYNC_CONFIG when no --config is given', () => {
+    const configFile = file('env-named.yaml', 'http:\n  port: 9999\n');
+    expect(loadConfig({ env: { STORESYNC_CONFIG: configFile } }).http.port).toBe(9999);
+  });
+
+  it('maps each documented environment variable to its key', () => {
+    const config = loadConfig({
+      env: {
+        STORE_BASE_URL: 'http://store.example',
+        STORE_USERNAME: 'u',
+        STORE_PASSWORD: 'p4ssw0rd',
+        STORE_SITE_ID: '3',
+        REDIS_URL: 'redis://127.0.0.1:6379/5',
+        LOG_LEVEL: 'warn',
+        HTTP_HOST: '0.0.0.0',
+        HTTP_PORT: '8000',
+        ADMIN_TOKEN: 'tok-123456',
+      },
+    });
+    expect(config.store).toMatchObject({ baseUrl: 'http://store.example', username: 'u', password: 'p4ssw0rd', siteId: 3 });
+    expect(config.redis.url).toBe('redis://127.0.0.1:6379/5');
+    expect(config.log.level).toBe('warn');
+    expect(config.http).toEqual({ host: '0.0.0.0', port: 8000 });
+    expect(config.admin.token).toBe('tok-123456');
+  });
+
+  it('replaces ${NAME} in YAML values from the environment', () => {
+    const configFile = file('subst.yaml', 'store:\n  baseUrl: "http://${STORE_HOST}:8080"\n');
+    expect(loadConfig({ env: { STORE_HOST: 'shop.local' }, configFile }).store.baseUrl).toBe('http://shop.local:8080');
+  });
+
+  it('reports a ${NAME} whose variable is unset, naming the key', () => {
+    const configFile = file('subst-missing.yaml', 'store:\n  username: "${NOPE_NOT_SET}"\n');
+    expect(problemsOf(() => loadConfig({ env: {}, configFile }))).toEqual([
+      'store.username: ${NOPE_NOT_SET} is used but the environment variable NOPE_NOT_SET is not set',
+    ]);
+  });
+
+  it('reads a secret from a NAME_FILE variable and registers it for redaction', () => {
+    const secretFile = file('store_password', 'from-a-docker-secret\n');
+    const config = loadConfig({ env: { STORE_PASSWORD_FILE: secretFile } });
+    expect(config.store.password).toBe('from-a-docker-secret');
+    expect(redactText('login with from-a-docker-secret failed')).toBe('login with [redacted] failed');
+  });
+
+  it('lists every problem at once, one line each naming key, value and expectation', () => {
+    const configFile = file('bad.yaml', 'store:\n  baseUrl: not a url\n  connections: -2\nlog:\n  level: loud\n');
+    const problems = problemsOf(() => loadConfig({ env: { STORE_SITE_ID: 'abc', HTTP_PORT: '99999' }, configFile }));
+    expect(problems).toHaveLength(5);
+    expect(problems).toContain('STORE_SITE_ID (store.siteId): "abc" is not a whole number');
+    expect(problems.find((p) => p.startsWith('store.baseUrl: "not a url"'))).toBeDefined();
+    expect(problems.find((p) => p.startsWith('store.connections: -2 — expected'))).toBeDefined();
+    expect(problems.find((p) => p.startsWith('log.level: "loud" — expected'))).toBeDefined();
+    expect(problems.find((p) => p.startsWith('http.port: 99999 — expected'))).toBeDefined();
+  });
+
+  it('never shows a secret value in a problem line', () => {
+    const configFile = file('bad-secret.yaml', 'store:\n  password: 12345\n');
+    const [problem] = problemsOf(() => loadConfig({ env: {}, configFile }));
+    expect(problem).toBe('store.password: [redacted] — expected string, received number');
+  });
+
+  it('names a file that is not valid YAML', () => {
+    const configFile = file('broken.yaml', 'store: [unclosed\n');
+    expect(problemsOf(() => loadConfig({ env: {}, configFile }))[0]).toMatch(/broken\.yaml: not valid YAML/);
+  });
+
+  it('returns a frozen object', () => {
+    const config = loadConfig({ env: {} });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.store.retry)).toBe(true);
+  });
+});
