@@ -1,0 +1,34 @@
+/**
+ * What the flows (inventory, sales, fulfilment) share: their dependencies, passed in, and the handle
+ * the daemon uses to stop them.
+ */
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { StoreClient } from '../store/client.js';
+
+/** Which parts of a flow this process runs: producers (cron pollers), workers, or both. */
+export type Role = 'all' | 'producer' | 'worker';
+
+export interface FlowDeps {
+  config: Readonly<Config>;
+  /** Opens a new Redis connection (BullMQ workers need their own); the flow closes what it opens. */
+  connect: () => Redis;
+  store: StoreClient;
+  logger: Logger;
+  metrics: Metrics;
+  /** The clock; tests pass a fixed one. */
+  now?: () => number;
+}
+
+/** A running flow. */
+export interface Flow {
+  readonly name: string;
+  /** The flow's queues, for the dashboard and the queue-depth metric. */
+  readonly queues: readonly Queue[];
+  /** Stops producers, lets workers finish within `timeoutMs`, closes connections. */
+  close(timeoutMs?: number): Promise<void>;
+}
