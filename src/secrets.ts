@@ -14,14 +14,25 @@ const SECRET_QUERY = /([?&](?:hash|password|pass|token|secret|api_?key)=)[^&#\s"
 const SECRET_JSON = /("(?:hash|password|pass|token|secret|authorization|apiKey|api_key|Password)"\s*:\s*")(?:[^"\\]|\\.)*(")/g;
 const URL_CREDENTIALS = /(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:)[^@\s/]+(@)/gi;
 
-/** Remembers a secret value so that `redactText` removes it wherever it appears. Short values are ignored. */
-export function registerSecret(value: string | undefined | null): void {
+/** Rotating secrets (such as the auth hash) keep only their most recent values: older ones can no longer work. */
+const ROTATION_KEEP = 4;
+const rotations = new Map<string, string[]>();
+
+/**
+ * Remembers a secret value so that `redactText` removes it wherever it appears. Short values are ignored.
+ * With `rotation`, the value replaces older values of the same rotation beyond the last few, so a hash
+ * renewed every 25 minutes does not grow the list for the life of the process.
+ */
+export function registerSecret(value: string | undefined | null, rotation?: string): void {
   // Very short values would redact ordinary text ("1", "ok"); they are still caught by the patterns.
-  if (value && value.length >= 4) {
-    known.add(value);
-    const encoded = encodeURIComponent(value);
-    if (encoded !== value) known.add(encoded);
-  }
+  if (!value || value.length < 4 || known.has(value)) return;
+  const forms = [value, encodeURIComponent(value)].filter((form, i, all) => all.indexOf(form) === i);
+  for (const form of forms) known.add(form);
+  if (rotation === undefined) return;
+  const recent = rotations.get(rotation) ?? [];
+  recent.push(...forms);
+  while (recent.length > ROTATION_KEEP * 2) known.delete(recent.shift() as string);
+  rotations.set(rotation, recent);
 }
 
 /** Removes registered secrets, `hash=`/`password=` query values, JSON secret keys and URL passwords from text. */

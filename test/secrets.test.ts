@@ -39,3 +39,11 @@ describe('maskSecrets', () => {
     expect(maskSecrets({ password: '' })).toEqual({ password: '' });
   });
 });
+
+describe('registerSecret with a rotation', () => {
+  it('keeps the last few values of a rotating secret and forgets older ones', () => {
+    for (let i = 0; i < 10; i += 1) registerSecret(`rotating-hash-${i}`, 'test-rotation');
+    expect(redactText('rotating-hash-9 rotating-hash-6')).toBe('[redacted] [redacted]');
+    expect(redactText('rotating-hash-0')).toBe('rotating-hash-0');
+  });
+});

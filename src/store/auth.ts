@@ -1,0 +1,150 @@
+/**
+ * The store session: the auth hash, obtained from `GET /Api/Auth/`, cached, renewed after
+ * `store.authRefreshMs` and after a 401. Renewal is single-flight: however many requests meet a 401
+ * together, one login runs and all of them retry with its hash; a request whose 401 came from a hash
+ * already replaced just retries with the newer one. A refused login fails the calls waiting on it
+ * with a StoreAuthError; nothing loops.
+ */
+import { performance } from 'node:perf_hooks';
+
+import type { StoreConfig } from '../config/schema.js';
+import type { TypedEmitter } from '../events.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../ops/metrics.js';
+import { registerSecret } from '../secrets.js';
+import { StoreAuthError } from './errors.js';
+import { authResultSchema } from './schemas.js';
+import { type CallOptions, readAs, type StoreApi, type StoreEvents, type StoreRequest, type Transport } from './transport.js';
+
+const AUTH_ENDPOINT = '/Api/Auth/';
+
+/** Options of the session. */
+export interface AuthSessionOptions {
+  config: StoreConfig;
+  transport: Transport;
+  logger: Logger;
+  events: TypedEmitter<StoreEvents>;
+  metrics?: Metrics;
+  now: () => number;
+}
+
+function isUnauthorized(error: unknown): error is StoreAuthError {
+  return error instanceof StoreAuthError && error.status === 401;
+}
+
+/** Holds the hash and sends authenticated requests. */
+export class AuthSession implements StoreApi {
+  readonly config: StoreConfig;
+  readonly logger: Logger;
+  readonly #transport: Transport;
+  readonly #events: TypedEmitter<StoreEvents>;
+  readonly #metrics: Metrics | undefined;
+  readonly #now: () => number;
+  #current: { hash: string; obtainedAt: number } | undefined;
+  #pending: Promise<string> | undefined;
+
+  constructor(options: AuthSessionOptions) {
+    this.config = options.config;
+    this.#transport = options.transport;
+    this.logger = options.logger;
+    this.#events = options.events;
+    this.#metrics = options.metrics;
+    this.#now = options.now;
+    registerSecret(options.config.password);
+  }
+
+  /** A hash to use now: the cached one while younger than `authRefreshMs`, otherwise a fresh login. */
+  async hash(): Promise<string> {
+    const current = this.#current;
+    if (current && this.#now() - current.obtainedAt < this.config.authRefreshMs) return current.hash;
+    return this.#loginOnce();
+  }
+
+  /** Logs in now (joining a login already under way) and returns the new hash. */
+  async login(): Promise<string> {
+    return this.#loginOnce();
+  }
+
+  /** Sends `request` with the hash; on a 401, renews the hash once and repeats it. */
+  async request(request: StoreRequest, options?: CallOptions): Promise<unknown> {
+    const hash = await this.hash();
+    try {
+      return await this.#transport.request(withHash(request, hash), options);
+    } catch (error) {
+      if (!isUnauthorized(error)) throw error;
+      this.logger.info({ endpoint: request.endpoint, method: request.method }, 'store refused the hash; re-authenticating');
+      const fresh = await this.#renew(hash);
+      try {
+        return await this.#transport.request(withHash(request, fresh), options);
+      } catch (retryError) {
+        if (!isUnauthorized(retryError)) throw retryError;
+        throw new StoreAuthError('hash refused again right after re-authentication', {
+          endpoint: retryError.endpoint,
+          status: 401,
+          ...(retryError.bodyExcerpt === undefined ? {} : { bodyExcerpt: retryError.bodyExcerpt }),
+          cause: retryError,
+        });
+      }
+    }
+  }
+
+  /** The hash to retry with after `stale` met a 401: a newer one if it exists, else a new login. */
+  async #renew(stale: string): Promise<string> {
+    const current = this.#current;
+    if (current && current.hash !== stale) return current.hash;
+    return this.#loginOnce();
+  }
+
+  #loginOnce(): Promise<string> {
+    this.#pending ??= this.#login().finally(() => {
+      this.#pending = undefined;
+    });
+    return this.#pending;
+  }
+
+  async #login(): Promise<string> {
+    const started = performance.now();
+    const endpoint = `GET ${AUTH_ENDPOINT}`;
+    try {
+      const body = await this.#transport
+        .request({
+          method: 'GET',
+          endpoint: AUTH_ENDPOINT,
+          query: { username: this.config.username, password: this.config.password },
+        })
+        .catch((error: unknown) => {
+          if (!isUnauthorized(error)) throw error;
+          throw new StoreAuthError('login refused: wrong username or password', { endpoint, status: 401, cause: error });
+        });
+      const result = readAs(authResultSchema, body, 'GET', AUTH_ENDPOINT);
+      const status = result.status ?? '0';
+      if (String(status) !== '0' || !result.data) {
+        throw new StoreAuthError(`login failed: ${String(status)} - ${result.message ?? (result.data ? '' : 'no hash in the answer')}`, {
+          endpoint,
+          status: 200,
+        });
+      }
+      registerSecret(result.data, 'store-hash');
+      this.#current = { hash: result.data, obtainedAt: this.#now() };
+      this.#record('success', started);
+      this.logger.info({ site: result.site ?? undefined }, 'logged in to the store');
+      return result.data;
+    } catch (error) {
+      // A refused hash must not be reused: the next call logs in again instead of meeting another 401.
+      this.#current = undefined;
+      this.#record('failure', started);
+      this.logger.error({ err: (error as Error).message }, 'store login failed');
+      throw error;
+    }
+  }
+
+  #record(outcome: 'success' | 'failure', started: number): void {
+    const durationMs = performance.now() - started;
+    this.#metrics?.storeLogins.inc({ outcome });
+    this.#events.emit('store:auth', { outcome, durationMs });
+  }
+}
+
+function withHash(request: StoreRequest, hash: string): StoreRequest {
+  return { ...request, query: { ...request.query, hash } };
+}

@@ -1,0 +1,79 @@
+/**
+ * The typed store client: one keep-alive pool, one session, and a module per resource. Business code
+ * talks to the store only through this class.
+ */
+import type { StoreConfig } from '../config/schema.js';
+import { TypedEmitter } from '../events.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../ops/metrics.js';
+import { AuthSession } from './auth.js';
+import { ClientsApi } from './clients.js';
+import { InventoryApi } from './inventory.js';
+import { ProductsApi } from './products.js';
+import { SalesApi } from './sales.js';
+import { type StoreEvents, Transport } from './transport.js';
+import { UsersApi } from './users.js';
+
+export type { CallOptions, StoreEvents } from './transport.js';
+
+/** What the client needs. */
+export interface StoreClientOptions {
+  config: StoreConfig;
+  /** The client logs as a `store` child of this logger. */
+  logger: Logger;
+  /** Where request and login counts and durations are recorded; none: not recorded. */
+  metrics?: Metrics;
+  /** The clock (ms since the epoch), for the hash's age and Retry-After dates. */
+  now?: () => number;
+  /** Waits between retry attempts; tests pass a recorder to avoid real sleeps. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** The store API, typed: `inventory`, `products`, `sales`, `users`, `clients`, plus `login` and `events`. */
+export class StoreClient {
+  /** `store:request`, `store:retry` and `store:auth` events. */
+  readonly events = new TypedEmitter<StoreEvents>();
+  readonly inventory: InventoryApi;
+  readonly products: ProductsApi;
+  readonly sales: SalesApi;
+  readonly users: UsersApi;
+  readonly clients: ClientsApi;
+  readonly #transport: Transport;
+  readonly #session: AuthSession;
+
+  constructor(options: StoreClientOptions) {
+    const logger = options.logger.child({ component: 'store' });
+    const now = options.now ?? Date.now;
+    this.#transport = new Transport({
+      config: options.config,
+      logger,
+      events: this.events,
+      now,
+      metrics: options.metrics,
+      sleep: options.sleep,
+    });
+    this.#session = new AuthSession({
+      config: options.config,
+      transport: this.#transport,
+      logger,
+      events: this.events,
+      now,
+      metrics: options.metrics,
+    });
+    this.inventory = new InventoryApi(this.#session);
+    this.products = new ProductsApi(this.#session);
+    this.sales = new SalesApi(this.#session);
+    this.users = new UsersApi(this.#session);
+    this.clients = new ClientsApi(this.#session);
+  }
+
+  /** Logs in now (a new hash). Throws StoreAuthError when the store refuses the credentials. */
+  async login(): Promise<void> {
+    await this.#session.login();
+  }
+
+  /** Closes the connections; requests in flight finish first. */
+  async close(): Promise<void> {
+    await this.#transport.close();
+  }
+}

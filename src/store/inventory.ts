@@ -1,0 +1,101 @@
+/**
+ * Inventory endpoints: query (`GET /Api/Inventory/Get`, or the plain `/Api/inventory` form), update
+ * (`PUT /Api/Inventory?mode=default`, one item, only the fields sent change) and creation (POST to
+ * `store.inventoryCreatePath`). Every write is validated first; an invalid item is never sent.
+ */
+import { z } from 'zod';
+
+import { ValidationError } from '../errors.js';
+import {
+  type InventoryItem,
+  inventoryItemSchema,
+  type InventoryUpdateInput,
+  type InventoryUpdateResult,
+  inventoryUpdateResultSchema,
+} from './schemas.js';
+import { type CallOptions, readAs, type StoreApi } from './transport.js';
+import { validateInventoryUpdate } from './validation.js';
+
+/** Filters of the inventory query. */
+export interface InventoryQuery {
+  /** One item by its Code; without it, all items. */
+  code?: string;
+  pricelistId?: number;
+  siteId?: number;
+  /** Adds preferences and custom settings to each item. */
+  includePreferences?: boolean;
+}
+
+/** Options of the inventory query. */
+export interface InventoryGetOptions extends CallOptions {
+  /** `get`: `/Api/Inventory/Get` (default); `plain`: `/Api/inventory`. The spec documents both. */
+  form?: 'get' | 'plain';
+}
+
+const ENDPOINTS = { get: '/Api/Inventory/Get', plain: '/Api/inventory' } as const;
+const UPDATE_ENDPOINT = '/Api/Inventory';
+
+// A single item where a list was expected is read as a list of one: older services answered so for `code`.
+const itemListSchema = z.union([z.array(inventoryItemSchema), inventoryItemSchema.transform((item) => [item])]);
+
+/** The inventory resource of the store client. */
+export class InventoryApi {
+  readonly #api: StoreApi;
+
+  constructor(api: StoreApi) {
+    this.#api = api;
+  }
+
+  /** Reads items (all of them, or the one with `code`). */
+  async get(query: InventoryQuery = {}, options: InventoryGetOptions = {}): Promise<InventoryItem[]> {
+    const endpoint = ENDPOINTS[options.form ?? 'get'];
+    const body = await this.#api.request(
+      {
+        method: 'GET',
+        endpoint,
+        query: {
+          code: query.code,
+          pricelistId: query.pricelistId,
+          siteId: query.siteId,
+          includePreferences: query.includePreferences,
+        },
+      },
+      options,
+    );
+    return body === null ? [] : readAs(itemListSchema, body, 'GET', endpoint);
+  }
+
+  /**
+   * Updates one item by Code (`PUT /Api/Inventory?mode=default`); fields left out stay unchanged.
+   * Throws ValidationError, without sending anything, when the item breaks a rule of the spec.
+   */
+  async update(item: InventoryUpdateInput, options: CallOptions = {}): Promise<InventoryUpdateResult> {
+    const body = checked(item, 'inventory update');
+    const result = await this.#api.request(
+      { method: 'PUT', endpoint: UPDATE_ENDPOINT, query: { mode: 'default' }, body },
+      options,
+    );
+    return result === null ? { Success: true } : readAs(inventoryUpdateResultSchema, result, 'PUT', UPDATE_ENDPOINT);
+  }
+
+  /**
+   * Creates an item (POST to `store.inventoryCreatePath`, default `/Api/Inventory`). The spec names this
+   * operation ("similar to PUT, Code must be unique") but shows neither path nor payload: the path is an
+   * assumption made configurable, and the payload is the update's item. Validated like an update.
+   */
+  async create(item: InventoryUpdateInput, options: CallOptions = {}): Promise<InventoryUpdateResult> {
+    const body = checked(item, 'inventory create');
+    const endpoint = this.#api.config.inventoryCreatePath;
+    const result = await this.#api.request({ method: 'POST', endpoint, body }, options);
+    return result === null ? { Success: true } : readAs(inventoryUpdateResultSchema, result, 'POST', endpoint);
+  }
+}
+
+/** The body to send: the item with InternalId 0, or a ValidationError naming every broken rule. */
+function checked(item: InventoryUpdateInput, context: string): InventoryUpdateInput {
+  // The caller's InternalId, if any, is validated rather than overwritten: anything but 0 is a mistake.
+  const body: InventoryUpdateInput = { InternalId: 0, ...item };
+  const issues = validateInventoryUpdate(body);
+  if (issues.length > 0) throw new ValidationError(issues, context);
+  return body;
+}

@@ -1,0 +1,297 @@
+/**
+ * HTTP to the store: one undici keep-alive pool, one place where responses become typed errors, retries
+ * with capped exponential backoff and full jitter, metrics and events. URLs carry the hash in the query
+ * string, so nothing here ever puts a URL in a message: errors, logs and metric labels use the endpoint
+ * template (`PUT /Api/Inventory`, `/Api/Sale/{id}`).
+ */
+import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
+
+import { Pool } from 'undici';
+import type { z } from 'zod';
+
+import type { StoreConfig } from '../config/schema.js';
+import type { TypedEmitter } from '../events.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../ops/metrics.js';
+import {
+  bodyExcerpt,
+  StoreAuthError,
+  StoreBadRequestError,
+  StoreBadResponseError,
+  StoreConflictError,
+  StoreError,
+  StoreNetworkError,
+  StoreNotFoundError,
+  StoreRateLimitedError,
+  StoreRejectedError,
+  StoreServerError,
+  StoreTimeoutError,
+} from './errors.js';
+
+/** HTTP methods the store API uses. */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** A query parameter value; undefined and null are left out, arrays are sent comma-separated. */
+export type QueryValue = string | number | boolean | null | undefined | ReadonlyArray<string | number>;
+
+/** One call to the store, described without its URL. */
+export interface StoreRequest {
+  method: HttpMethod;
+  /** Path template, e.g. `/Api/Sale/{id}`: the label of errors, logs and metrics. */
+  endpoint: string;
+  /** Values of the template's `{placeholders}`, URL-encoded into the path. */
+  params?: Readonly<Record<string, string | number>>;
+  query?: Readonly<Record<string, QueryValue>>;
+  /** Sent as UTF-8 JSON. */
+  body?: unknown;
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  /**
+   * Attempts inside the client, the first included (default `store.retry.attempts`). `1` disables the
+   * client's retries so that a BullMQ worker can retry with its own backoff instead.
+   */
+  attempts?: number;
+}
+
+/** Events of the store client; metrics, logs and tests subscribe. */
+export type StoreEvents = {
+  'store:request': { endpoint: string; method: HttpMethod; status: number | 'error'; durationMs: number; attempt: number };
+  'store:retry': { endpoint: string; method: HttpMethod; attempt: number; delayMs: number; code: string };
+  'store:auth': { outcome: 'success' | 'failure'; durationMs: number };
+};
+
+/** What a resource module needs: an authenticated request and the store's settings. */
+export interface StoreApi {
+  request(request: StoreRequest, options?: CallOptions): Promise<unknown>;
+  readonly config: StoreConfig;
+  readonly logger: Logger;
+}
+
+/** Longest wait a `Retry-After` may impose; a store asking for more is treated as asking for this. */
+export const MAX_RETRY_AFTER_MS = 5 * 60_000;
+
+/** Errors of connections that never carried the request, so even a POST may be repeated. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** Parses `Retry-After` (seconds or an HTTP date) into milliseconds, capped; undefined when absent or unreadable. */
+export function parseRetryAfter(header: string | string[] | undefined, now: number): number | undefined {
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (!value) return undefined;
+  const ms = /^\d+(\.\d+)?$/.test(value) ? Number(value) * 1000 : Date.parse(value) - now;
+  if (Number.isNaN(ms)) return undefined;
+  return Math.min(Math.max(0, Math.round(ms)), MAX_RETRY_AFTER_MS);
+}
+
+/** Full-jitter backoff: a random wait between 0 and min(max, base·2^(attempt-1)). */
+export function backoffMs(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+  return Math.round(random() * Math.min(maxMs, baseMs * 2 ** (attempt - 1)));
+}
+
+function errorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  // undici wraps the socket error; look one or two levels down for the errno or undici code.
+  for (let depth = 0; depth < 3 && current instanceof Error; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+/** True when the request certainly did not reach the store (connection refused, DNS, connect timeout). */
+function neverSent(error: StoreError): boolean {
+  const code = errorCode(error.cause);
+  return code !== undefined && NOT_SENT_CODES.has(code);
+}
+
+/** Whether `error` on `method` may be repeated: never for 4xx; POST only when the store cannot have seen it. */
+function isRetryable(error: unknown, method: HttpMethod): boolean {
+  if (error instanceof StoreRateLimitedError) return true;
+  if (error instanceof StoreNetworkError || error instanceof StoreTimeoutError) return method !== 'POST' || neverSent(error);
+  if (error instanceof StoreServerError) return method !== 'POST';
+  return false;
+}
+
+function messageOf(json: unknown): string | undefined {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) return undefined;
+  const record = json as Record<string, unknown>;
+  const message = record.Message ?? record.message;
+  return typeof message === 'string' && message.trim() !== '' ? message : undefined;
+}
+
+function tryJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/**
+ * Reads a response body with a schema; a body of another shape is a StoreBadResponseError naming the
+ * first mismatching fields (never the body's secrets).
+ */
+export function readAs<S extends z.ZodType>(schema: S, body: unknown, method: HttpMethod, endpoint: string): z.infer<S> {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const where = parsed.error.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
+    .join('; ');
+  throw new StoreBadResponseError(`unexpected response shape (${where})`, { endpoint: `${method} ${endpoint}` });
+}
+
+/** Options of the transport. */
+export interface TransportOptions {
+  config: StoreConfig;
+  logger: Logger;
+  events: TypedEmitter<StoreEvents>;
+  metrics?: Metrics;
+  now: () => number;
+  /** Waits between attempts; tests pass a recorder instead of sleeping. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** The HTTP layer: sends one request with retries and returns the parsed JSON body (null when empty). */
+export class Transport {
+  readonly #config: StoreConfig;
+  readonly #logger: Logger;
+  readonly #events: TypedEmitter<StoreEvents>;
+  readonly #metrics: Metrics | undefined;
+  readonly #now: () => number;
+  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #pool: Pool;
+  readonly #basePath: string;
+
+  constructor(options: TransportOptions) {
+    this.#config = options.config;
+    this.#logger = options.logger;
+    this.#events = options.events;
+    this.#metrics = options.metrics;
+    this.#now = options.now;
+    this.#sleep = options.sleep ?? ((ms) => delay(ms));
+    const base = new URL(options.config.baseUrl);
+    this.#basePath = base.pathname.replace(/\/+$/, '');
+    this.#pool = new Pool(base.origin, {
+      connections: options.config.connections,
+      connectTimeout: options.config.connectTimeoutMs,
+      headersTimeout: options.config.requestTimeoutMs,
+      bodyTimeout: options.config.requestTimeoutMs,
+      keepAliveTimeout: 30_000,
+    });
+  }
+
+  /** Sends `request`, retrying temporary failures, and returns the parsed JSON body. */
+  async request(request: StoreRequest, options: CallOptions = {}): Promise<unknown> {
+    const attempts = Math.max(1, Math.floor(options.attempts ?? this.#config.retry.attempts));
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.#exchange(request, attempt);
+      } catch (error) {
+        if (attempt >= attempts || !isRetryable(error, request.method)) throw error;
+        const { baseDelayMs, maxDelayMs } = this.#config.retry;
+        const wait =
+          error instanceof StoreRateLimitedError ? error.retryAfterMs : backoffMs(attempt, baseDelayMs, maxDelayMs);
+        const code = (error as StoreError).code;
+        this.#events.emit('store:retry', { endpoint: request.endpoint, method: request.method, attempt, delayMs: wait, code });
+        this.#logger.warn(
+          { endpoint: request.endpoint, method: request.method, attempt, delayMs: wait, code, err: (error as Error).message },
+          'store request failed; retrying',
+        );
+        await this.#sleep(wait);
+      }
+    }
+  }
+
+  /** Closes the pool's connections, letting requests in flight finish. */
+  async close(): Promise<void> {
+    await this.#pool.close();
+  }
+
+  #path(request: StoreRequest): string {
+    const path = request.endpoint.replace(/\{(\w+)\}/g, (_match, name: string) => {
+      const value = request.params?.[name];
+      if (value === undefined) throw new Error(`store request ${request.endpoint}: path parameter ${name} missing`);
+      return encodeURIComponent(String(value));
+    });
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(request.query ?? {})) {
+      if (value === undefined || value === null) continue;
+      query.append(key, Array.isArray(value) ? value.join(',') : String(value));
+    }
+    const search = query.toString();
+    return `${this.#basePath}${path}${search ? `?${search}` : ''}`;
+  }
+
+  async #exchange(request: StoreRequest, attempt: number): Promise<unknown> {
+    const endpoint = `${request.method} ${request.endpoint}`;
+    // Built before the try: a missing path parameter is a bug to surface, not a network error to retry.
+    const path = this.#path(request);
+    const started = performance.now();
+    let status: number | 'error' = 'error';
+    try {
+      const response = await this.#pool.request({
+        method: request.method,
+        path,
+        headers: {
+          accept: 'application/json',
+          ...(request.body === undefined ? {} : { 'content-type': 'application/json; charset=utf-8' }),
+        },
+        body: request.body === undefined ? null : JSON.stringify(request.body),
+        signal: AbortSignal.timeout(this.#config.requestTimeoutMs),
+      });
+      status = response.statusCode;
+      const text = await response.body.text();
+      return this.#interpret(endpoint, response.statusCode, response.headers['retry-after'], text, attempt);
+    } catch (error) {
+      throw this.#asStoreError(error, endpoint);
+    } finally {
+      const durationMs = performance.now() - started;
+      const labels = { endpoint: request.endpoint, method: request.method };
+      this.#metrics?.storeRequests.inc({ ...labels, status: String(status) });
+      this.#metrics?.storeRequestDuration.observe(labels, durationMs / 1000);
+      this.#events.emit('store:request', { ...labels, status, durationMs, attempt });
+      this.#logger.debug({ ...labels, status, durationMs: Math.round(durationMs), attempt }, 'store request');
+    }
+  }
+
+  #interpret(endpoint: string, status: number, retryAfter: string | string[] | undefined, text: string, attempt: number): unknown {
+    const json = tryJson(text);
+    const details = { endpoint, status, bodyExcerpt: bodyExcerpt(text) };
+    if (status >= 200 && status < 300) {
+      if (text.trim() === '') return null;
+      if (!json.ok) throw new StoreBadResponseError('response is not JSON', details);
+      const value = json.value;
+      if (value !== null && typeof value === 'object' && !Array.isArray(value) && (value as Record<string, unknown>).Success === false) {
+        throw new StoreRejectedError(messageOf(value) ?? 'the store answered Success: false', details);
+      }
+      return value;
+    }
+    const said = (json.ok ? messageOf(json.value) : undefined) ?? `HTTP ${status}`;
+    if (status === 401) throw new StoreAuthError(`hash or credentials refused (${said})`, details);
+    if (status === 404) throw new StoreNotFoundError(said, details);
+    if (status === 409) throw new StoreConflictError(said, details);
+    if (status === 429) {
+      const { baseDelayMs, maxDelayMs } = this.#config.retry;
+      const wait = parseRetryAfter(retryAfter, this.#now()) ?? backoffMs(attempt, baseDelayMs, maxDelayMs);
+      throw new StoreRateLimitedError(`rate limited (${said})`, details, wait);
+    }
+    if (status >= 500) throw new StoreServerError(said, details);
+    if (status >= 400) throw new StoreBadRequestError(said, details);
+    throw new StoreBadResponseError(`unexpected HTTP status ${status}`, details);
+  }
+
+  #asStoreError(error: unknown, endpoint: string): StoreError {
+    if (error instanceof StoreError) return error;
+    const code = errorCode(error);
+    const name = error instanceof Error ? error.name : '';
+    if ((code !== undefined && TIMEOUT_CODES.has(code)) || name === 'TimeoutError') {
+      return new StoreTimeoutError(`no answer within the timeout (${code ?? name})`, { endpoint, cause: error });
+    }
+    return new StoreNetworkError(`request failed (${code ?? (name || 'network error')})`, { endpoint, cause: error });
+  }
+}

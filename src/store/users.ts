@@ -1,0 +1,80 @@
+/**
+ * Users: one by id (`GET /Api/User/{id}`), search (`GET /Api/User?term&fields`), creation
+ * (`POST /Api/User`) and update (`PUT /Api/User/{id}`). Bodies are validated before sending.
+ */
+import { z } from 'zod';
+
+import { ValidationError } from '../errors.js';
+import {
+  type User,
+  USER_SEARCH_FIELDS,
+  type UserCreate,
+  userCreateSchema,
+  userSchema,
+  type UserSearchField,
+  type UserUpdate,
+  userUpdateSchema,
+} from './schemas.js';
+import { type CallOptions, readAs, type StoreApi } from './transport.js';
+import { assertPositiveId, parseOrThrow } from './validation.js';
+
+/** Parameters of the user search. */
+export interface UserSearch {
+  /** Search term; may be empty (with `fields: 'None'`, all users). */
+  term?: string;
+  /** Which field the term is matched against. */
+  fields?: UserSearchField;
+}
+
+const USER_ENDPOINT = '/Api/User/{id}';
+const USERS_ENDPOINT = '/Api/User';
+// The spec does not show the search answer; a list is expected, a single user is read as a list of one.
+const userListSchema = z.union([z.array(userSchema), userSchema.transform((user) => [user])]);
+
+/** The users resource of the store client. */
+export class UsersApi {
+  readonly #api: StoreApi;
+
+  constructor(api: StoreApi) {
+    this.#api = api;
+  }
+
+  /** One user by id. Throws StoreNotFoundError on 404. */
+  async get(id: number, options: CallOptions = {}): Promise<User> {
+    assertPositiveId(id, 'user get');
+    const body = await this.#api.request({ method: 'GET', endpoint: USER_ENDPOINT, params: { id } }, options);
+    return readAs(userSchema, body, 'GET', USER_ENDPOINT);
+  }
+
+  /** Users whose `fields` match `term`. */
+  async search(search: UserSearch = {}, options: CallOptions = {}): Promise<User[]> {
+    if (search.fields !== undefined && !USER_SEARCH_FIELDS.includes(search.fields)) {
+      throw new ValidationError(
+        [{ field: 'fields', value: search.fields, rule: `one of ${USER_SEARCH_FIELDS.join(', ')}` }],
+        'user search',
+      );
+    }
+    const body = await this.#api.request(
+      { method: 'GET', endpoint: USERS_ENDPOINT, query: { term: search.term ?? '', fields: search.fields } },
+      options,
+    );
+    return body === null ? [] : readAs(userListSchema, body, 'GET', USERS_ENDPOINT);
+  }
+
+  /**
+   * Creates a user; Username, FirstName, LastName, EMail and Password are required. Returns the store's
+   * answer as sent (not shown by the spec). Not retried once sent: a repeated POST could create twice.
+   */
+  async create(user: UserCreate, options: CallOptions = {}): Promise<unknown> {
+    const name = typeof user.Username === 'string' && user.Username ? `user ${user.Username}` : undefined;
+    const body = parseOrThrow(userCreateSchema, user, 'user create', name);
+    return this.#api.request({ method: 'POST', endpoint: USERS_ENDPOINT, body }, options);
+  }
+
+  /** Updates the user `user.Id`; only the fields sent change. Returns the store's answer as sent. */
+  async update(user: UserUpdate, options: CallOptions = {}): Promise<unknown> {
+    const record = user.Id === undefined ? undefined : `user ${String(user.Id)}`;
+    const body = parseOrThrow(userUpdateSchema, user, 'user update', record);
+    return this.#api.request({ method: 'PUT', endpoint: USER_ENDPOINT, params: { id: body.Id }, body }, options);
+  }
+}

@@ -1,0 +1,132 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+import { ValidationError } from '../../src/errors.js';
+import { Metrics } from '../../src/ops/metrics.js';
+import { StoreConflictError, StoreNotFoundError, StoreRejectedError, StoreTimeoutError } from '../../src/store/errors.js';
+import { type StoreFixture, storeFixture } from './setup.js';
+
+let fixture: StoreFixture;
+const metrics = new Metrics({ defaultMetrics: false });
+
+beforeAll(async () => {
+  fixture = await storeFixture({ items: 40 }, { metrics });
+});
+
+afterAll(async () => {
+  await fixture.close();
+});
+
+beforeEach(async () => {
+  // reset() also forgets the issued hashes: log in again so that request counts are not doubled by a 401.
+  fixture.sim.reset();
+  await fixture.client.login();
+});
+
+describe('inventory.get', () => {
+  it('returns every item through both documented paths', async () => {
+    const viaGet = await fixture.client.inventory.get();
+    const viaPlain = await fixture.client.inventory.get({}, { form: 'plain' });
+    expect(viaGet).toHaveLength(40);
+    expect(viaPlain.map((item) => item.Code)).toEqual(viaGet.map((item) => item.Code));
+    expect(fixture.sim.counters().requests).toMatchObject({ 'GET /Api/Inventory/Get': 1, 'GET /Api/Inventory': 1 });
+  });
+
+  it('filters by code, site and price list, and adds preferences on request', async () => {
+    const [item] = await fixture.client.inventory.get({ code: 'SKU-000003', includePreferences: true });
+    expect(item).toMatchObject({ Code: 'SKU-000003' });
+    expect(item).toHaveProperty('Preferences');
+    const site = item!.SiteId!;
+    const bySite = await fixture.client.inventory.get({ siteId: site });
+    expect(bySite.length).toBeGreaterThan(0);
+    expect(bySite.every((i) => i.SiteId === site)).toBe(true);
+    const byList = await fixture.client.inventory.get({ pricelistId: item!.PriceListId!, code: 'SKU-000003' });
+    expect(byList).toHaveLength(1);
+    expect(await fixture.client.inventory.get({ code: 'NO-SUCH-CODE' })).toEqual([]);
+  });
+});
+
+describe('inventory timeouts', () => {
+  it('gives up on an answer slower than requestTimeoutMs with StoreTimeoutError, after retrying the GET', async () => {
+    const impatient = fixture.newClient({ store: { requestTimeoutMs: 250, retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 } } });
+    await impatient.login();
+    const attempts: Array<number | 'error'> = [];
+    impatient.events.on('store:request', (event) => void attempts.push(event.status));
+    fixture.sim.faults.set({ latencyMs: 5_000 });
+    const error = await impatient.inventory.get({ code: 'SKU-000001' }).catch((e: unknown) => e);
+    fixture.sim.faults.set({ latencyMs: 0 });
+    expect(error).toBeInstanceOf(StoreTimeoutError);
+    expect((error as StoreTimeoutError).message).toContain('GET /Api/Inventory/Get');
+    expect(attempts).toEqual(['error', 'error']);
+  });
+});
+
+describe('inventory.update', () => {
+  it('changes only the fields sent, with InternalId 0, and keeps UTF-8 text intact', async () => {
+    const before = fixture.sim.state.items.get('SKU-000005')!.item;
+    const result = await fixture.client.inventory.update({ Code: 'SKU-000005', Stock: 17, Name: 'Camión de juguete ñandú' });
+    expect(result.Success).toBe(true);
+    const after = fixture.sim.state.items.get('SKU-000005')!.item;
+    expect(after).toMatchObject({ Stock: 17, Name: 'Camión de juguete ñandú', Price: before.Price, Published: before.Published });
+    expect(fixture.sim.writes.at(-1)).toMatchObject({ code: 'SKU-000005', op: 'update', fields: { Stock: 17, Name: 'Camión de juguete ñandú' } });
+  });
+
+  it('sends nothing, not even a login, when the item breaks a rule, and names record, field and rule', async () => {
+    fixture.sim.resetCounters();
+    const error = await fixture.client.inventory.update({ Code: 'SKU-000005', Stock: -1, Price: 10.005 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).issues).toEqual([
+      { record: 'SKU-000005', field: 'Stock', value: -1, rule: 'integer 0 to 999999' },
+      { record: 'SKU-000005', field: 'Price', value: 10.005, rule: 'number 0.01 to 999999.99 with at most 2 decimals' },
+    ]);
+    expect(fixture.sim.counters().total).toBe(0);
+  });
+
+  it('throws StoreNotFoundError for an unknown code, without retrying', async () => {
+    fixture.sim.resetCounters();
+    await expect(fixture.client.inventory.update({ Code: 'NOPE-1', Stock: 1 })).rejects.toBeInstanceOf(StoreNotFoundError);
+    expect(fixture.sim.counters().requests['PUT /Api/Inventory']).toBe(1);
+  });
+
+  it('throws StoreRejectedError when the store answers {Success:false} with HTTP 200', async () => {
+    fixture.sim.faults.set({ successFalseRate: 1 });
+    const error = await fixture.client.inventory.update({ Code: 'SKU-000006', Stock: 2 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreRejectedError);
+    expect((error as StoreRejectedError).status).toBe(200);
+    expect(fixture.sim.writes).toHaveLength(0);
+  });
+
+  it('retries injected 500s and succeeds, recording metrics under the endpoint template', async () => {
+    let calls = 0;
+    fixture.sim.faults.set({ failRate: 1 });
+    const off = fixture.client.events.on('store:retry', () => {
+      calls += 1;
+      if (calls === 2) fixture.sim.faults.set({ failRate: 0 });
+    });
+    await fixture.client.inventory.update({ Code: 'SKU-000007', Stock: 3 });
+    off();
+    expect(calls).toBe(2);
+    const text = await metrics.render();
+    expect(text).toContain('storesync_store_requests_total{endpoint="/Api/Inventory",method="PUT",status="500"}');
+    expect(text).toContain('storesync_store_requests_total{endpoint="/Api/Inventory",method="PUT",status="200"}');
+    expect(text).not.toContain('hash');
+  });
+});
+
+describe('inventory.create', () => {
+  it('creates an item by POST to the configured path', async () => {
+    const result = await fixture.client.inventory.create({ Code: 'NEW-1', Name: 'Nuevo', Stock: 4, Price: 99.9 });
+    expect(result.Success).toBe(true);
+    expect(fixture.sim.state.items.get('NEW-1')?.item).toMatchObject({ Stock: 4, Price: 99.9 });
+    expect(fixture.sim.writes.at(-1)).toMatchObject({ op: 'create', code: 'NEW-1' });
+  });
+
+  it('throws StoreConflictError for an existing code, sent once', async () => {
+    fixture.sim.resetCounters();
+    await expect(fixture.client.inventory.create({ Code: 'SKU-000001' })).rejects.toBeInstanceOf(StoreConflictError);
+    expect(fixture.sim.counters().requests['POST /Api/Inventory']).toBe(1);
+  });
+
+  it('validates like an update', async () => {
+    await expect(fixture.client.inventory.create({ Code: '', Stock: 1 })).rejects.toBeInstanceOf(ValidationError);
+  });
+});
