@@ -1,0 +1,159 @@
+/**
+ * A CSV drop folder: the ERP writes exports into `dir`; each poll reads the settled files matching
+ * `pattern` (oldest first), and `commit` moves each to `processed/` or, if any row was bad, to
+ * `rejected/` with `<file>.errors.txt` beside it naming each bad row. A partly bad file still has its
+ * good rows queued: holding back a whole price list for one typo would leave every other price stale,
+ * and the rejected/ folder with its report is where someone looks for what did not go through.
+ *
+ * The folder is the queue: a file still in `dir` has not been consumed, so nothing moves before
+ * `commit` and a crash before queueing re-reads the file. Cursors matter little: a record's cursor is
+ * its file's modification time (ISO, UTC), the batch's `nextCursor` the newest of them. A file is never
+ * split across batches, so a batch may exceed `limit` by the rest of its last file. Within one process,
+ * a file handed out and not yet committed is not handed out again to a caller that passes a cursor at
+ * or past it (a caller reading batch after batch before committing); a caller passing an older cursor
+ * (retrying after a failed enqueue), or a new process, gets it again.
+ */
+import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import type { CsvSourceConfig } from '../config/schema.js';
+import { ErpError } from '../errors.js';
+import { readCsvFile } from './csv-file.js';
+import { compareCursors, maxCursor } from './cursor.js';
+import { ignoredColumnLogger, type SourceDeps } from './source-deps.js';
+import type { ChangeBatch, ChangeSource, Cursor, RejectedRecord, SourceRecord } from './types.js';
+
+/** What `commit` needs about one file of a batch (kept JSON-serialisable in `ChangeBatch.handle`). */
+interface BatchFile {
+  name: string;
+  mtimeMs: number;
+  size: number;
+  rows: number;
+  problems: string[];
+}
+
+interface CsvHandle {
+  kind: 'csv';
+  files: BatchFile[];
+}
+
+/** A glob of file names (`*`, `?`), matched case-insensitively: Windows ERPs write `.CSV` too. */
+export function globToRegExp(pattern: string): RegExp {
+  const body = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  return new RegExp(`^${body}$`, 'i');
+}
+
+/** A file name prefix that sorts by time and is valid on every file system. */
+function stamp(ms: number): string {
+  return new Date(ms).toISOString().replace(/[:.]/g, '-');
+}
+
+function isHandle(value: unknown): value is CsvHandle {
+  return value !== null && typeof value === 'object' && (value as { kind?: unknown }).kind === 'csv';
+}
+
+/** Creates a CSV drop-folder source. */
+export function createCsvSource(config: CsvSourceConfig, deps: SourceDeps): ChangeSource {
+  const logger = deps.logger.child({ source: config.name });
+  const now = deps.now ?? Date.now;
+  const matches = globToRegExp(config.pattern);
+  const readOptions = {
+    delimiter: config.delimiter,
+    encoding: config.encoding,
+    decimalComma: config.decimalComma,
+    mapping: config.mapping,
+    catalog: deps.fields,
+    onIgnored: ignoredColumnLogger(logger),
+  };
+  /** Files handed out and not committed yet, by name: their modification time then, and their cursor. */
+  const pending = new Map<string, { mtimeMs: number; cursor: Cursor }>();
+
+  async function settledFiles(cursor: Cursor): Promise<{ name: string; mtimeMs: number; size: number }[]> {
+    let entries;
+    try {
+      entries = await readdir(config.dir, { withFileTypes: true });
+    } catch (error) {
+      throw new ErpError(config.name, `cannot read the drop folder ${config.dir}: ${(error as Error).message}`, { cause: error });
+    }
+    const files = [];
+    for (const entry of entries) {
+      if (!entry.isFile() || !matches.test(entry.name)) continue;
+      const info = await stat(join(config.dir, entry.name)).catch(() => undefined);
+      if (info === undefined) continue;
+      // A file written in the last settleMs may still be growing: leave it for a later poll.
+      if (now() - info.mtimeMs < config.settleMs) {
+        logger.debug({ file: entry.name }, 'file changed recently; not read until it settles');
+        continue;
+      }
+      const handedOut = pending.get(entry.name);
+      const unchanged = handedOut !== undefined && handedOut.mtimeMs === info.mtimeMs;
+      if (unchanged && cursor !== null && compareCursors(handedOut.cursor, cursor) <= 0) continue;
+      files.push({ name: entry.name, mtimeMs: info.mtimeMs, size: info.size });
+    }
+    return files.sort((a, b) => a.mtimeMs - b.mtimeMs || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  async function moveFile(file: BatchFile): Promise<void> {
+    const from = join(config.dir, file.name);
+    const current = await stat(from).catch(() => undefined);
+    // Already moved by an earlier commit of the same batch.
+    if (current === undefined) return;
+    if (current.mtimeMs !== file.mtimeMs || current.size !== file.size) {
+      logger.warn({ file: file.name }, 'file changed after it was read; left in place to be read again');
+      return;
+    }
+    const target = file.problems.length > 0 ? 'rejected' : 'processed';
+    const name = `${stamp(now())}_${file.name}`;
+    await mkdir(join(config.dir, target), { recursive: true });
+    if (file.problems.length > 0) {
+      const heading =
+        `${file.name}: ${file.problems.length} of ${file.rows} rows rejected by storesync source "${config.name}" ` +
+        `at ${new Date(now()).toISOString()}; the other rows were queued.`;
+      await writeFile(join(config.dir, target, `${name}.errors.txt`), `${heading}\n${file.problems.join('\n')}\n`, 'utf8');
+      logger.warn({ file: file.name, rejected: file.problems.length, rows: file.rows }, 'file moved to rejected/ with a report');
+    }
+    await rename(from, join(config.dir, target, name));
+  }
+
+  return {
+    name: config.name,
+    kind: 'csv',
+    async readChanges(cursor: Cursor, limit: number): Promise<ChangeBatch> {
+      const records: SourceRecord[] = [];
+      const rejected: RejectedRecord[] = [];
+      const files: BatchFile[] = [];
+      let nextCursor = cursor;
+      for (const file of await settledFiles(cursor)) {
+        if (files.length > 0 && records.length + rejected.length >= limit) break;
+        const fileCursor = new Date(file.mtimeMs).toISOString();
+        let content;
+        try {
+          content = await readCsvFile(join(config.dir, file.name), file.name, fileCursor, readOptions);
+        } catch (error) {
+          // Gone between listing and reading (another process took it): not ours any more.
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+          throw new ErpError(config.name, `cannot read ${file.name}: ${(error as Error).message}`, { cause: error });
+        }
+        records.push(...content.records);
+        rejected.push(...content.rejected);
+        files.push({ ...file, rows: content.rows, problems: content.problems });
+        pending.set(file.name, { mtimeMs: file.mtimeMs, cursor: fileCursor });
+        nextCursor = maxCursor(nextCursor, fileCursor);
+      }
+      const handle: CsvHandle = { kind: 'csv', files };
+      return { records, rejected, nextCursor, handle };
+    },
+    async commit(batch: ChangeBatch): Promise<void> {
+      if (!isHandle(batch.handle)) throw new ErpError(config.name, 'commit: the batch was not read from this CSV source', { retryable: false });
+      for (const file of batch.handle.files) {
+        try {
+          await moveFile(file);
+        } catch (error) {
+          throw new ErpError(config.name, `cannot move ${file.name}: ${(error as Error).message}`, { cause: error });
+        }
+        pending.delete(file.name);
+      }
+    },
+    close: async () => undefined,
+  };
+}

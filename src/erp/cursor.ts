@@ -1,0 +1,85 @@
+/**
+ * Cursor values: how they are normalised, ordered and turned into versions. Timestamps are kept as
+ * ISO strings in UTC with millisecond precision, so that they survive Redis and JSON unchanged and a
+ * Date read from pg or mysql2 compares correctly with one stored days ago.
+ */
+import type { Cursor } from './types.js';
+
+/** An ISO 8601 timestamp with a zone; zone-less text is not a timestamp (its meaning would depend on TZ). */
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
+const INTEGER = /^-?\d{1,16}$/;
+
+/**
+ * Turns a raw cursor column value into a Cursor: Date → ISO UTC string, integer text (pg bigint,
+ * numeric) → number, timestamp text with a zone → normalised ISO string, other text as is.
+ */
+export function toCursor(value: unknown): Cursor {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'bigint') return Number(value);
+  const text = String(value).trim();
+  if (text === '') return null;
+  if (INTEGER.test(text) && Number.isSafeInteger(Number(text))) return Number(text);
+  if (TIMESTAMP.test(text)) {
+    const ms = Date.parse(text.replace(' ', 'T'));
+    if (!Number.isNaN(ms)) return new Date(ms).toISOString();
+  }
+  return text;
+}
+
+/** True for a timestamp cursor (an ISO string with a zone), which polls re-read with an overlap. */
+export function isTimestampCursor(cursor: Cursor): boolean {
+  return typeof cursor === 'string' && TIMESTAMP.test(cursor) && !Number.isNaN(Date.parse(cursor));
+}
+
+/** Rank of a cursor's kind: null first, then numbers, then timestamps, then other strings. */
+function rank(cursor: Cursor): number {
+  if (cursor === null) return 0;
+  if (typeof cursor === 'number') return 1;
+  return isTimestampCursor(cursor) ? 2 : 3;
+}
+
+/**
+ * Orders two cursors (negative, zero, positive). Null sorts first; numbers numerically; timestamps by
+ * instant; other strings lexicographically by code unit (so "10" after "9" only if the ERP pads them).
+ * Cursors of different kinds should not meet; if they do, the order is null < number < timestamp < text.
+ */
+export function compareCursors(a: Cursor, b: Cursor): number {
+  const left = typeof a === 'string' ? toCursor(a) : a;
+  const right = typeof b === 'string' ? toCursor(b) : b;
+  const byRank = rank(left) - rank(right);
+  if (byRank !== 0) return byRank;
+  if (typeof left === 'number' && typeof right === 'number') return left - right;
+  if (typeof left === 'string' && typeof right === 'string') {
+    if (isTimestampCursor(left)) return Date.parse(left) - Date.parse(right);
+    return left < right ? -1 : left > right ? 1 : 0;
+  }
+  return 0;
+}
+
+/** The larger of two cursors. */
+export function maxCursor(a: Cursor, b: Cursor): Cursor {
+  return compareCursors(a, b) >= 0 ? a : b;
+}
+
+/**
+ * A number usable as a record version (higher = newer): epoch ms for timestamps, the number itself
+ * for numbers and integer text. Null for a null cursor and for other strings, which have no numeric
+ * meaning (compare those with `compareCursors`).
+ */
+export function cursorToVersion(cursor: Cursor): number | null {
+  const value = typeof cursor === 'string' ? toCursor(cursor) : cursor;
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string' && isTimestampCursor(value)) return Date.parse(value);
+  return null;
+}
+
+/**
+ * The value a poll starts from: a timestamp cursor moved back by `overlapMs` (so rows committed late
+ * with an older timestamp are still read), as a Date for SQL drivers to bind; other cursors unchanged.
+ */
+export function pollStart(cursor: Cursor, overlapMs: number): Date | number | string | null {
+  if (typeof cursor === 'string' && isTimestampCursor(cursor)) return new Date(Date.parse(cursor) - overlapMs);
+  return cursor;
+}

@@ -1,0 +1,187 @@
+/**
+ * Field catalogues: the canonical store field names an ERP source may fill, with their types, and
+ * `normalizeRecord`, which renames a raw row's columns to those names and coerces the values.
+ * Range rules (negative stock, zero price) belong to the flows, which apply the store's validation;
+ * here a row is only checked for types and required keys.
+ */
+import type { ValidationIssue } from '../errors.js';
+import {
+  ABSENT,
+  coerceBoolean,
+  coerceInt,
+  coerceNumber,
+  coerceObjectList,
+  coerceProperties,
+  coerceString,
+  Failure,
+} from './coerce.js';
+
+/** How a field's value is coerced. */
+export type FieldType = 'string' | 'int' | 'decimal' | 'bool' | 'properties' | 'objectList';
+
+/** One field of a catalogue. */
+export interface FieldSpec {
+  type: FieldType;
+  /** An explicit null from the ERP is kept (it clears the value on the store) instead of dropped. */
+  nullable?: boolean;
+  /** The record is rejected without it; the first required field names the record in issues. */
+  required?: boolean;
+}
+
+/** Canonical field names (store spelling) and their specs. */
+export type FieldCatalog = Readonly<Record<string, FieldSpec>>;
+
+/** The column (or mapping target) holding a row's cursor; it is never a field. */
+export const CURSOR_COLUMN = 'cursor';
+
+/** Fields of an inventory item an ERP may provide (the store's inventory update payload). */
+export const INVENTORY_FIELDS: FieldCatalog = {
+  Code: { type: 'string', required: true },
+  Stock: { type: 'int' },
+  Price: { type: 'decimal' },
+  OfferPrice: { type: 'decimal' },
+  Taxes: { type: 'decimal' },
+  ForSale: { type: 'bool' },
+  Published: { type: 'bool' },
+  IsItem: { type: 'bool' },
+  ParentItemId: { type: 'int', nullable: true },
+  ParentItemCode: { type: 'string', nullable: true },
+  PriceListId: { type: 'int' },
+  PriceListCode: { type: 'string', nullable: true },
+  PriceMode: { type: 'int', nullable: true },
+  PrecioOriginal: { type: 'string' },
+  DepStock: { type: 'string' },
+  Name: { type: 'string' },
+  Code2: { type: 'string' },
+  ExternalReference: { type: 'string' },
+  SiteId: { type: 'int' },
+  Properties: { type: 'properties' },
+  ExtendedWarranty: { type: 'objectList' },
+};
+
+/** Fields of a shipment update for a sale (the store's sale update, plus the sale's keys). */
+export const FULFILMENT_FIELDS: FieldCatalog = {
+  SaleId: { type: 'int', required: true },
+  ExternalReference: { type: 'string' },
+  SiteId: { type: 'int' },
+  Status: { type: 'int' },
+  StatusText: { type: 'string' },
+  TrackingCode: { type: 'string' },
+  Obeservations: { type: 'string' },
+};
+
+/** Options of `normalizeRecord`. */
+export interface NormalizeOptions {
+  /** Source column → field (or `cursor`), matched case-insensitively; wins over a same-named column. */
+  mapping?: Readonly<Record<string, string>>;
+  /** Numbers written "1.234,56". */
+  decimalComma?: boolean;
+  /** Where the row comes from, used to name it in issues when its key is missing or broken. */
+  ref: string;
+  /** Told about each column that matches no field (sources log each name once). */
+  onIgnored?: (column: string) => void;
+}
+
+/**
+ * The coerced fields of a good row, or why the row is rejected; either way the row's raw cursor value
+ * (the column mapped to `cursor`, else the one named `cursor`), so a rejected row still advances the poll.
+ */
+export type NormalizeResult =
+  | { fields: Record<string, unknown>; cursor: unknown }
+  | { issues: ValidationIssue[]; cursor: unknown };
+
+interface ColumnPlan {
+  /** Lower-case field name → canonical name. */
+  byField: Map<string, string>;
+  /** Lower-case source column → canonical field or `cursor`. */
+  byMapping: Map<string, string>;
+}
+
+const EMPTY_MAPPING: Readonly<Record<string, string>> = Object.freeze({});
+const plans = new WeakMap<FieldCatalog, WeakMap<object, ColumnPlan>>();
+
+/** Resolves a mapping against a catalogue once; rows reuse the plan. */
+function planFor(catalog: FieldCatalog, mapping: Readonly<Record<string, string>>): ColumnPlan {
+  let byMappingObject = plans.get(catalog);
+  if (!byMappingObject) plans.set(catalog, (byMappingObject = new WeakMap()));
+  let plan = byMappingObject.get(mapping);
+  if (!plan) {
+    const byField = new Map(Object.keys(catalog).map((name) => [name.toLowerCase(), name]));
+    const byMapping = new Map<string, string>();
+    for (const [column, target] of Object.entries(mapping)) {
+      const canonical = target.toLowerCase() === CURSOR_COLUMN ? CURSOR_COLUMN : byField.get(target.toLowerCase());
+      if (canonical) byMapping.set(column.toLowerCase(), canonical);
+    }
+    plan = { byField, byMapping };
+    byMappingObject.set(mapping, plan);
+  }
+  return plan;
+}
+
+/** Mapping targets that are neither a field of the catalogue nor `cursor` (a configuration mistake). */
+export function unknownMappingTargets(catalog: FieldCatalog, mapping: Readonly<Record<string, string>>): string[] {
+  const known = new Set([CURSOR_COLUMN, ...Object.keys(catalog).map((name) => name.toLowerCase())]);
+  return Object.values(mapping).filter((target) => !known.has(target.toLowerCase()));
+}
+
+function coerce(spec: FieldSpec, value: unknown, decimalComma: boolean): unknown {
+  if (value === null && spec.nullable) return null;
+  switch (spec.type) {
+    case 'string':
+      return coerceString(value);
+    case 'int':
+      return coerceInt(value, { decimalComma });
+    case 'decimal':
+      return coerceNumber(value, { decimalComma });
+    case 'bool':
+      return coerceBoolean(value);
+    case 'properties':
+      return coerceProperties(value);
+    case 'objectList':
+      return coerceObjectList(value);
+  }
+}
+
+/**
+ * Renames a raw row's columns to catalogue fields (case-insensitively, or through `mapping`) and
+ * coerces each value. Unknown columns are ignored, blank values are left out (only present fields are
+ * carried), and a value that cannot be coerced or a missing required field rejects the row.
+ */
+export function normalizeRecord(raw: Record<string, unknown>, catalog: FieldCatalog, options: NormalizeOptions): NormalizeResult {
+  const plan = planFor(catalog, options.mapping ?? EMPTY_MAPPING);
+  const decimalComma = options.decimalComma ?? false;
+  const values = new Map<string, { value: unknown; explicit: boolean }>();
+  for (const [column, value] of Object.entries(raw)) {
+    const lower = column.toLowerCase();
+    const mapped = plan.byMapping.get(lower);
+    const field = mapped ?? plan.byField.get(lower) ?? (lower === CURSOR_COLUMN ? CURSOR_COLUMN : undefined);
+    if (field === undefined) {
+      options.onIgnored?.(column);
+      continue;
+    }
+    // An explicitly mapped column wins over a column that merely shares the field's name.
+    if (values.get(field)?.explicit && mapped === undefined) continue;
+    values.set(field, { value, explicit: mapped !== undefined });
+  }
+
+  const cursor = values.get(CURSOR_COLUMN)?.value;
+  values.delete(CURSOR_COLUMN);
+  const fields: Record<string, unknown> = {};
+  const broken: { field: string; value: unknown; rule: string }[] = [];
+  for (const [field, { value }] of values) {
+    const spec = catalog[field] as FieldSpec;
+    const result = coerce(spec, value, decimalComma);
+    if (result instanceof Failure) broken.push({ field, value, rule: result.rule });
+    else if (result !== ABSENT) fields[field] = result;
+  }
+  const required = Object.entries(catalog).filter(([, spec]) => spec.required);
+  for (const [field] of required) {
+    if (fields[field] === undefined && !broken.some((issue) => issue.field === field)) {
+      broken.push({ field, value: values.get(field)?.value, rule: 'required' });
+    }
+  }
+  if (broken.length === 0) return { fields, cursor };
+  const key = required[0] === undefined ? undefined : fields[required[0][0]];
+  const record = key === undefined || key === null ? options.ref : String(key);
+  return { issues: broken.map((issue) => ({ record, ...issue })), cursor };
+}

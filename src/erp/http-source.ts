@@ -1,0 +1,99 @@
+/**
+ * An HTTP source: the ERP's own endpoint, polled with `GET url?<cursorParam>=<cursor>&<limitParam>=<limit>`
+ * (the cursor parameter is left out on the first poll). The answer is JSON; the records are the array at
+ * `recordsPath`, each with a `cursor` property (or one mapped to `cursor`). The endpoint must return
+ * records with cursor >= the one asked for, in cursor order; timestamp cursors are sent as ISO strings in
+ * UTC, moved back by `overlapMs`. Header values are secrets: registered, and never in messages.
+ */
+import { Agent, request } from 'undici';
+
+import type { HttpSourceConfig } from '../config/schema.js';
+import { ErpError } from '../errors.js';
+import { redactText, registerSecret } from '../secrets.js';
+import { bodyExcerpt } from '../store/errors.js';
+import { toCursor } from './cursor.js';
+import { pollChanges, pollSettingsFor } from './polling.js';
+import type { SourceDeps } from './source-deps.js';
+import type { ChangeSource, Cursor } from './types.js';
+
+/** The array at a dotted path (`data.items`; `''` is the body itself), or undefined. */
+export function recordsAt(body: unknown, path: string): unknown {
+  let node = body;
+  for (const key of path === '' ? [] : path.split('.')) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Registers each header value, and the credential after a scheme (`Bearer abc` → `abc`), as a secret. */
+function registerHeaderSecrets(headers: Readonly<Record<string, string>>): void {
+  for (const value of Object.values(headers)) {
+    registerSecret(value);
+    registerSecret(value.split(/\s+/).at(-1));
+  }
+}
+
+/** Opens an HTTP source; it keeps its own connection pool, closed by `close()`. */
+export function createHttpSource(config: HttpSourceConfig, deps: SourceDeps): ChangeSource {
+  registerHeaderSecrets(config.headers);
+  const agent = new Agent({
+    connect: { timeout: config.timeoutMs },
+    headersTimeout: config.timeoutMs,
+    bodyTimeout: config.timeoutMs,
+  });
+  const settings = pollSettingsFor(config, deps, 'record');
+  const initialCursor = toCursor(config.initialCursor);
+  const fail = (message: string, retryable: boolean, cause?: unknown) =>
+    new ErpError(config.name, redactText(message), { retryable, cause });
+
+  async function fetchRecords(start: Date | number | string | null, limit: number): Promise<Record<string, unknown>[]> {
+    const url = new URL(config.url);
+    if (start !== null) url.searchParams.set(config.cursorParam, start instanceof Date ? start.toISOString() : String(start));
+    url.searchParams.set(config.limitParam, String(limit));
+    const shown = `GET ${url.origin}${url.pathname}`;
+    let status: number;
+    let text: string;
+    try {
+      const response = await request(url, {
+        method: 'GET',
+        headers: { accept: 'application/json', ...config.headers },
+        dispatcher: agent,
+        signal: AbortSignal.timeout(config.timeoutMs),
+      });
+      status = response.statusCode;
+      text = await response.body.text();
+    } catch (error) {
+      const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      throw fail(`${shown} failed: ${reason}`, true, error);
+    }
+    if (status < 200 || status >= 300) {
+      // 408, 429 and 5xx are the endpoint's temporary trouble; other 4xx are a configuration mistake.
+      const temporary = status === 408 || status === 429 || status >= 500;
+      throw fail(`${shown} answered HTTP ${status}: ${bodyExcerpt(text)}`, temporary);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch (error) {
+      throw fail(`${shown} answered HTTP ${status} with a body that is not JSON: ${bodyExcerpt(text)}`, false, error);
+    }
+    const records = recordsAt(body, config.recordsPath);
+    if (!Array.isArray(records) || !records.every(isRecord)) {
+      const where = config.recordsPath === '' ? 'the body' : `"${config.recordsPath}"`;
+      throw fail(`${shown}: expected an array of objects at ${where}, got ${bodyExcerpt(text)}`, false);
+    }
+    return records;
+  }
+
+  return {
+    name: config.name,
+    kind: 'http',
+    readChanges: (cursor: Cursor, limit: number) => pollChanges(cursor ?? initialCursor, limit, settings, fetchRecords),
+    close: () => agent.close(),
+  };
+}

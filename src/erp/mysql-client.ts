@@ -1,0 +1,124 @@
+/** The MySQL/MariaDB side of `SqlClient`, on a mysql2 pool (callback API, which also streams). */
+import { createPool, type Pool, type PoolConnection } from 'mysql2';
+
+import { toPositional } from './named-params.js';
+import type { DriverSettings, SqlClient } from './sql-client.js';
+import { sqlError } from './sql-errors.js';
+
+/** The one mysql2 call used, declared narrowly (its overloads do not type a values array well). */
+interface Queryable {
+  query(sql: string, values: unknown[] | undefined, callback: (error: Error | null, rows: unknown) => void): unknown;
+}
+
+/** Opens a mysql2 pool behind the `SqlClient` interface. */
+export function openMysql(url: string, settings: DriverSettings): SqlClient {
+  const pool: Pool = createPool({
+    uri: url.replace(/^mariadb:/i, 'mysql:'),
+    connectionLimit: settings.max,
+    connectTimeout: settings.connectTimeoutMs,
+    // DECIMAL stays text (exact); BIGINT becomes a number when it fits, text otherwise; DATETIME a Date.
+    decimalNumbers: false,
+    supportBigNumbers: true,
+    dateStrings: false,
+    charset: 'utf8mb4',
+  });
+  const fail = (what: string, error: unknown) => sqlError(settings.name, url, what, error);
+  let closed = false;
+
+  function run<T>(on: Queryable, sql: string, params: Record<string, unknown> = {}): Promise<T[]> {
+    return new Promise((resolve, reject) => {
+      let query: { text: string; values: unknown[] };
+      try {
+        query = toPositional(sql, params, 'mysql');
+      } catch (error) {
+        reject(fail('query failed', error));
+        return;
+      }
+      on.query(query.text, query.values.length === 0 ? undefined : query.values, (error, rows) => {
+        if (error) reject(fail('query failed', error));
+        // Statements without rows answer a ResultSetHeader object.
+        else resolve(Array.isArray(rows) ? (rows as T[]) : []);
+      });
+    });
+  }
+
+  function connect(): Promise<PoolConnection> {
+    return new Promise((resolve, reject) => {
+      pool.getConnection((error, connection) => (error ? reject(fail('cannot connect', error)) : resolve(connection)));
+    });
+  }
+
+  async function* rowChunks<T>(connection: PoolConnection, sql: string, params: Record<string, unknown>, size: number) {
+    let query: { text: string; values: unknown[] };
+    try {
+      query = toPositional(sql, params, 'mysql');
+    } catch (error) {
+      throw fail('query failed', error);
+    }
+    const rows = connection.query(query.text, query.values).stream({ highWaterMark: size });
+    let chunk: T[] = [];
+    try {
+      for await (const row of rows) {
+        chunk.push(row as T);
+        if (chunk.length >= size) {
+          yield chunk;
+          chunk = [];
+        }
+      }
+    } catch (error) {
+      throw fail('query failed', error);
+    }
+    if (chunk.length > 0) yield chunk;
+  }
+
+  function clientOn(on: Pool | PoolConnection, inTransaction: boolean): SqlClient {
+    return {
+      dialect: 'mysql',
+      query: (sql, params) => run(on as unknown as Queryable, sql, params),
+      async transaction(fn) {
+        // Nested calls join the outer transaction (no savepoints needed here).
+        if (inTransaction) return fn(this);
+        const connection = await connect();
+        try {
+          await run(connection as unknown as Queryable, 'START TRANSACTION');
+          const result = await fn(clientOn(connection, true));
+          await run(connection as unknown as Queryable, 'COMMIT');
+          connection.release();
+          return result;
+        } catch (error) {
+          const rolledBack = await run(connection as unknown as Queryable, 'ROLLBACK').then(
+            () => true,
+            () => false,
+          );
+          // A connection that cannot even roll back is broken: destroy it instead of pooling it.
+          if (rolledBack) connection.release();
+          else connection.destroy();
+          throw error;
+        }
+      },
+      async *stream<T>(sql: string, params: Record<string, unknown>, chunkSize: number) {
+        if (inTransaction) {
+          yield* rowChunks<T>(on as PoolConnection, sql, params, chunkSize);
+          return;
+        }
+        const connection = await connect();
+        let done = false;
+        try {
+          yield* rowChunks<T>(connection, sql, params, chunkSize);
+          done = true;
+        } finally {
+          // A reader that stopped early leaves rows in flight on the connection: it cannot be reused.
+          if (done) connection.release();
+          else connection.destroy();
+        }
+      },
+      async close() {
+        if (inTransaction || closed) return;
+        closed = true;
+        await new Promise<void>((resolve) => pool.end(() => resolve()));
+      },
+    };
+  }
+
+  return clientOn(pool, false);
+}

@@ -1,0 +1,108 @@
+/** The PostgreSQL side of `SqlClient`, on a pg Pool. */
+import pg from 'pg';
+
+import { toPositional } from './named-params.js';
+import type { DriverSettings, SqlClient } from './sql-client.js';
+import { sqlError } from './sql-errors.js';
+
+type Queryable = pg.Pool | pg.PoolClient;
+
+/** Opens a pg pool behind the `SqlClient` interface. */
+export function openPostgres(url: string, settings: DriverSettings): SqlClient {
+  const pool = new pg.Pool({ connectionString: url, max: settings.max, connectionTimeoutMillis: settings.connectTimeoutMs });
+  // An idle connection that dies emits here; without a listener the process would crash. The next
+  // query reports the problem.
+  pool.on('error', () => undefined);
+  let closed = false;
+  const fail = (what: string, error: unknown) => sqlError(settings.name, url, what, error);
+
+  async function run<T>(on: Queryable, sql: string, params: Record<string, unknown> = {}): Promise<T[]> {
+    let result: pg.QueryResult;
+    try {
+      const { text, values } = toPositional(sql, params, 'postgres');
+      // No values: the simple protocol, which also accepts several statements (schema scripts).
+      result = values.length === 0 ? await on.query(text) : await on.query(text, values);
+    } catch (error) {
+      throw fail('query failed', error);
+    }
+    // A multi-statement script yields one result per statement; its rows are those of the last.
+    const last = Array.isArray(result) ? (result.at(-1) as pg.QueryResult | undefined) : result;
+    return (last?.rows ?? []) as T[];
+  }
+
+  async function connect(): Promise<pg.PoolClient> {
+    try {
+      return await pool.connect();
+    } catch (error) {
+      throw fail('cannot connect', error);
+    }
+  }
+
+  async function* cursorChunks<T>(client: pg.PoolClient, sql: string, params: Record<string, unknown>, size: number) {
+    const name = `storesync_stream_${Math.random().toString(36).slice(2, 10)}`;
+    await run(client, `DECLARE ${name} NO SCROLL CURSOR FOR ${sql}`, params);
+    try {
+      for (;;) {
+        const rows = await run<T>(client, `FETCH ${Math.max(1, Math.trunc(size))} FROM ${name}`);
+        if (rows.length > 0) yield rows;
+        if (rows.length < size) return;
+      }
+    } finally {
+      await run(client, `CLOSE ${name}`).catch(() => undefined);
+    }
+  }
+
+  function clientOn(on: Queryable, inTransaction: boolean): SqlClient {
+    return {
+      dialect: 'postgres',
+      query: (sql, params) => run(on, sql, params),
+      async transaction(fn) {
+        // Nested calls join the outer transaction: pg has no nested transactions and savepoints are not needed here.
+        if (inTransaction) return fn(this);
+        const client = await connect();
+        try {
+          await run(client, 'BEGIN');
+          const result = await fn(clientOn(client, true));
+          await run(client, 'COMMIT');
+          client.release();
+          return result;
+        } catch (error) {
+          // A connection that cannot even roll back is broken: destroy it instead of pooling it.
+          const rolledBack = await run(client, 'ROLLBACK').then(
+            () => true,
+            () => false,
+          );
+          client.release(!rolledBack);
+          throw error;
+        }
+      },
+      async *stream<T>(sql: string, params: Record<string, unknown>, chunkSize: number) {
+        if (inTransaction) {
+          yield* cursorChunks<T>(on as pg.PoolClient, sql, params, chunkSize);
+          return;
+        }
+        // A cursor lives in a transaction; it is rolled back (read-only work) when the reader stops early.
+        const client = await connect();
+        let done = false;
+        try {
+          await run(client, 'BEGIN READ ONLY');
+          yield* cursorChunks<T>(client, sql, params, chunkSize);
+          done = true;
+        } finally {
+          const ended = await run(client, done ? 'COMMIT' : 'ROLLBACK').then(
+            () => true,
+            () => false,
+          );
+          client.release(!ended);
+        }
+      },
+      async close() {
+        if (inTransaction || closed) return;
+        closed = true;
+        await pool.end();
+      },
+    };
+  }
+
+  return clientOn(pool, false);
+}

@@ -1,0 +1,54 @@
+/**
+ * A small SQL client over pg and mysql2 with one calling convention: named parameters (`:cursor`),
+ * rows as plain objects, transactions, streamed reads, and errors as `ErpError` without the password.
+ * Drivers keep their type conversions: pg `numeric` and mysql `DECIMAL` arrive as strings, timestamps
+ * as Dates; `normalizeRecord` coerces them.
+ */
+import { openMysql } from './mysql-client.js';
+import type { Dialect } from './named-params.js';
+import { openPostgres } from './pg-client.js';
+import { registerUrlSecret } from './sql-errors.js';
+
+export type { Dialect } from './named-params.js';
+
+/** A connection pool to one database. */
+export interface SqlClient {
+  readonly dialect: Dialect;
+  /** Runs one statement with named parameters; statements without rows resolve to []. */
+  query<T = Record<string, unknown>>(sql: string, params?: Record<string, unknown>): Promise<T[]>;
+  /** Runs `fn` in a transaction on one connection: committed if it resolves, rolled back if it throws. */
+  transaction<R>(fn: (tx: SqlClient) => Promise<R>): Promise<R>;
+  /**
+   * Streams a query's rows in chunks of `chunkSize` without holding the result in memory
+   * (pg: a server-side cursor in a transaction; mysql2: a row stream with back-pressure).
+   */
+  stream<T = Record<string, unknown>>(sql: string, params: Record<string, unknown>, chunkSize: number): AsyncIterable<T[]>;
+  /** Closes the pool. */
+  close(): Promise<void>;
+}
+
+/** Options of `openSql`. */
+export interface SqlClientOptions {
+  /** Most connections in the pool. @defaultValue 4 */
+  max?: number;
+  /** Names the client in error messages (a source name); defaults to the dialect. */
+  name?: string;
+  /** Time allowed to open a connection. @defaultValue 10000 */
+  connectTimeoutMs?: number;
+}
+
+/** Pool settings `openSql` resolves for the driver modules. */
+export interface DriverSettings {
+  max: number;
+  name: string;
+  connectTimeoutMs: number;
+}
+
+/** Opens a pool for a `postgres://`/`postgresql://` (pg) or `mysql://`/`mariadb://` (mysql2) URL; connects lazily. */
+export function openSql(url: string, options: SqlClientOptions = {}): SqlClient {
+  registerUrlSecret(url);
+  const settings = { max: options.max ?? 4, connectTimeoutMs: options.connectTimeoutMs ?? 10_000 };
+  if (/^postgres(ql)?:\/\//i.test(url)) return openPostgres(url, { ...settings, name: options.name ?? 'postgres' });
+  if (/^(mysql|mariadb):\/\//i.test(url)) return openMysql(url, { ...settings, name: options.name ?? 'mysql' });
+  throw new Error('openSql: expected a postgres://, mysql:// or mariadb:// URL');
+}

@@ -1,0 +1,54 @@
+/**
+ * The contract between ERP connectors and the flows: a source hands out batches of changed records,
+ * each with a cursor, and is told (`commit`) once those records are durably queued.
+ */
+import type { ValidationIssue } from '../errors.js';
+
+/**
+ * Where a source has read up to. Timestamps are ISO strings in UTC with millisecond precision
+ * (`2024-05-01T12:00:00.000Z`); counters are numbers; anything else is an opaque string.
+ */
+export type Cursor = string | number | null;
+
+/** One record from the ERP, its columns renamed to canonical field names and coerced to their types. */
+export interface SourceRecord {
+  /** Where the record came from, for messages: `orders view row cursor=… code=…`, `file x.csv line 12`. */
+  ref: string;
+  /** The record's own cursor value (null when the source has none, as in some snapshots). */
+  cursor: Cursor;
+  /** Only the fields the source provided: a stock-only source yields Code and Stock. */
+  fields: Record<string, unknown>;
+}
+
+/** A record that could not be coerced; it is reported and never queued. */
+export interface RejectedRecord {
+  ref: string;
+  issues: ValidationIssue[];
+}
+
+/** What one `readChanges` call returns. */
+export interface ChangeBatch {
+  records: SourceRecord[];
+  rejected: RejectedRecord[];
+  /** The cursor to pass to the next `readChanges` (never behind the one passed in). */
+  nextCursor: Cursor;
+  /** Opaque, JSON-serialisable state `commit` needs (the CSV source lists its files here). */
+  handle?: unknown;
+}
+
+/** A connector kind. */
+export type SourceKind = 'sql' | 'csv' | 'http';
+
+/** An ERP connector: reads changes since a cursor, and optionally the full current set. */
+export interface ChangeSource {
+  readonly name: string;
+  readonly kind: SourceKind;
+  /** Records changed at or after `cursor` (minus the source's overlap), at most about `limit` of them. */
+  readChanges(cursor: Cursor, limit: number): Promise<ChangeBatch>;
+  /** Called after the batch's records are durably queued (CSV: files move to processed/ or rejected/). */
+  commit?(batch: ChangeBatch): Promise<void>;
+  /** The full current set, in chunks, streamed (used by the reconcile). */
+  snapshot?(): AsyncIterable<SourceRecord[]>;
+  /** Releases connections; the source cannot be used afterwards. */
+  close(): Promise<void>;
+}

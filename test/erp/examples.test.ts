@@ -1,0 +1,113 @@
+import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { loadConfig, packageRoot } from '../../src/config/load.js';
+import type { SourceConfig } from '../../src/config/schema.js';
+import { FULFILMENT_FIELDS, INVENTORY_FIELDS } from '../../src/erp/fields.js';
+import { createSource } from '../../src/erp/index.js';
+import type { SourceRecord } from '../../src/erp/types.js';
+import { ConfigError } from '../../src/errors.js';
+import { silentLogger } from '../../src/log.js';
+import { validateInventoryUpdate } from '../../src/store/validation.js';
+import { pgScratch } from './databases.js';
+import { drain } from './sources.js';
+
+const root = packageRoot();
+const logger = silentLogger();
+const example = (name: string) => loadConfig({ configFile: join(root, 'config', 'examples', name), env: { ERP_API_TOKEN: 'tok-example-1' } });
+
+/** Replaces the demo schema name in a query or script with a scratch schema. */
+function inSchema<T extends SourceConfig>(config: T, schema: string): T {
+  if (config.kind !== 'sql') return config;
+  return { ...config, changes: config.changes.replaceAll('erp_demo', schema), snapshot: config.snapshot?.replaceAll('erp_demo', schema) };
+}
+
+describe('example configs', () => {
+  it('load, one per source kind, and build their sources', async () => {
+    for (const [file, kind] of [
+      ['sql-source.yaml', 'sql'],
+      ['csv-source.yaml', 'csv'],
+      ['http-source.yaml', 'http'],
+    ] as const) {
+      const config = example(file);
+      const source = config.inventory.sources[0];
+      expect(source?.kind).toBe(kind);
+      const created = createSource(source as SourceConfig, { fields: INVENTORY_FIELDS, logger });
+      await created.close();
+    }
+  });
+
+  it('refuse a mapping target that is not a field', () => {
+    const config = example('csv-source.yaml').inventory.sources[0] as SourceConfig;
+    expect(() => createSource({ ...config, mapping: { Precio: 'Prize' } }, { fields: INVENTORY_FIELDS, logger })).toThrow(ConfigError);
+  });
+});
+
+describe('examples/erp/postgres-schema.sql with config/examples/sql-source.yaml', () => {
+  let scratch: Awaited<ReturnType<typeof pgScratch>>;
+
+  beforeAll(async () => {
+    scratch = await pgScratch();
+    const script = await readFile(join(root, 'examples', 'erp', 'postgres-schema.sql'), 'utf8');
+    await scratch.db.query(script.replaceAll('erp_demo', scratch.schema));
+  });
+  afterAll(() => scratch.drop());
+
+  it('yields the 200 seeded articles, all valid store updates, through the example query and snapshot', async () => {
+    const config = inSchema(example('sql-source.yaml').inventory.sources[0] as SourceConfig, scratch.schema);
+    const source = createSource(config, { fields: INVENTORY_FIELDS, logger });
+    const { records } = await drain(source, 64);
+    const latest = new Map(records.map((record) => [record.fields.Code, record]));
+    expect(latest.size).toBe(200);
+    const sample = latest.get('SKU-000010') as SourceRecord;
+    expect(Object.keys(sample.fields).sort()).toEqual(['Code', 'DepStock', 'OfferPrice', 'Price', 'Published', 'Stock', 'Taxes']);
+    expect(sample.fields.Taxes).toBe(10.5);
+    for (const record of latest.values()) expect(validateInventoryUpdate({ InternalId: 0, ...record.fields })).toEqual([]);
+
+    let snapshotRows = 0;
+    for await (const chunk of source.snapshot?.() ?? []) snapshotRows += chunk.length;
+    expect(snapshotRows).toBe(200);
+    await source.close();
+  });
+
+  it('reads shipments through the example fulfilment source', async () => {
+    await scratch.db.query(`INSERT INTO ${scratch.schema}."Envíos" ("NroVentaWeb", "Estado", "EstadoTexto", "Seguimiento", "Observación")
+      VALUES (1001, 3, 'Despachado', 'AR-123', 'Entregar por la tarde')`);
+    const config = inSchema(example('sql-source.yaml').fulfillment.sources[0] as SourceConfig, scratch.schema);
+    const source = createSource(config, { fields: FULFILMENT_FIELDS, logger });
+    const batch = await source.readChanges(null, 10);
+    expect(batch.records.map((r) => r.fields)).toEqual([
+      { SaleId: 1001, Status: 3, StatusText: 'Despachado', TrackingCode: 'AR-123', Obeservations: 'Entregar por la tarde' },
+    ]);
+    await source.close();
+  });
+});
+
+describe('examples/erp/inventory with config/examples/csv-source.yaml', () => {
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'storesync-drop-'));
+    await cp(join(root, 'examples', 'erp', 'inventory'), dir, { recursive: true });
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('reads every fixture row as a valid store update for the simulator codes, and moves the files on commit', async () => {
+    const config = example('csv-source.yaml').inventory.sources[0] as SourceConfig;
+    const source = createSource({ ...config, dir, settleMs: 0 } as SourceConfig, { fields: INVENTORY_FIELDS, logger });
+    const batch = await source.readChanges(null, 10_000);
+    expect(batch.rejected).toEqual([]);
+    expect(batch.records.length).toBeGreaterThan(300);
+    for (const record of batch.records) {
+      expect(record.fields.Code).toMatch(/^SKU-000(0\d\d|1\d\d|200)$/);
+      expect(validateInventoryUpdate({ InternalId: 0, ...record.fields })).toEqual([]);
+    }
+    expect(batch.records.some((r) => typeof r.fields.Price === 'number' && r.fields.Price > 1000)).toBe(true);
+    await source.commit?.(batch);
+    expect((await readdir(join(dir, 'processed'))).length).toBe(3);
+    await source.close();
+  });
+});

@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { openSql, type SqlClient } from '../../src/erp/sql-client.js';
+import { ErpError } from '../../src/errors.js';
+import { redactText } from '../../src/secrets.js';
+import { mariaScratch, pgScratch } from './databases.js';
+
+describe('openSql on PostgreSQL', () => {
+  let scratch: Awaited<ReturnType<typeof pgScratch>>;
+  let db: SqlClient;
+  let table: string;
+
+  beforeAll(async () => {
+    scratch = await pgScratch();
+    db = scratch.db;
+    table = `${scratch.schema}."Artículos"`;
+    await db.query(`CREATE TABLE ${table} ("Código" text PRIMARY KEY, "Precio" numeric(12,2), "Nota" text)`);
+  });
+  afterAll(() => scratch.drop());
+
+  it('binds named parameters, repeated ones too, next to casts and colons in strings', async () => {
+    const rows = await db.query(`SELECT :a::int + :a::int AS twice, 'hh:mm :a' AS text, :b::text AS b`, { a: 2, b: 'x' });
+    expect(rows).toEqual([{ twice: 4, text: 'hh:mm :a', b: 'x' }]);
+  });
+
+  it('returns numeric columns as strings, as the driver does', async () => {
+    await db.query(`INSERT INTO ${table} VALUES (:code, :price, NULL)`, { code: 'A-1', price: '12.50' });
+    expect(await db.query(`SELECT "Precio" FROM ${table} WHERE "Código" = :code`, { code: 'A-1' })).toEqual([{ Precio: '12.50' }]);
+  });
+
+  it('commits a transaction that resolves and rolls back one that throws', async () => {
+    await db.transaction(async (tx) => {
+      await tx.query(`INSERT INTO ${table} VALUES ('T-1', 1, NULL)`);
+    });
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query(`INSERT INTO ${table} VALUES ('T-2', 1, NULL)`);
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    const codes = await db.query<{ code: string }>(`SELECT "Código" AS code FROM ${table} WHERE "Código" LIKE 'T-%' ORDER BY 1`);
+    expect(codes.map((row) => row.code)).toEqual(['T-1']);
+  });
+
+  it('streams a large result in chunks of the requested size', async () => {
+    const sizes: number[] = [];
+    for await (const chunk of db.stream<{ n: number }>('SELECT n FROM generate_series(1, :top) AS n', { top: 2500 }, 1000)) {
+      sizes.push(chunk.length);
+    }
+    expect(sizes).toEqual([1000, 1000, 500]);
+  });
+
+  it('releases the connection when a reader stops streaming early', async () => {
+    const small = openSql('postgres://postgres@127.0.0.1:5432/test', { max: 1 });
+    for await (const chunk of small.stream('SELECT n FROM generate_series(1, 100) AS n', {}, 10)) {
+      expect(chunk).toHaveLength(10);
+      break;
+    }
+    // With one connection in the pool, this query only runs if the stream gave it back.
+    expect(await small.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    await small.close();
+  });
+
+  it('reports a statement error as a permanent ErpError', async () => {
+    const error = await db.query('SELECT * FROM no_such_table').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ErpError);
+    expect((error as ErpError).retryable).toBe(false);
+  });
+});
+
+describe('openSql on MariaDB', () => {
+  let scratch: Awaited<ReturnType<typeof mariaScratch>>;
+  let db: SqlClient;
+
+  beforeAll(async () => {
+    scratch = await mariaScratch();
+    db = scratch.db;
+    await db.query('CREATE TABLE `artículos` (`código` VARCHAR(30) PRIMARY KEY, precio DECIMAL(12,2), modificado DATETIME(3))');
+  });
+  afterAll(() => scratch.drop());
+
+  it('binds named parameters as ? in order, leaving backticks and strings alone', async () => {
+    const rows = await db.query("SELECT :a + :a AS twice, 'x:y :a' AS `t:u`, :b AS b", { a: 2, b: 'z' });
+    expect(rows).toEqual([{ twice: 4, 't:u': 'x:y :a', b: 'z' }]);
+  });
+
+  it('returns DECIMAL as strings and DATETIME(3) as Dates', async () => {
+    const at = new Date(2024, 4, 1, 10, 0, 0, 123);
+    await db.query('INSERT INTO `artículos` VALUES (:code, :price, :at)', { code: 'A-1', price: 12.5, at });
+    expect(await db.query('SELECT precio, modificado FROM `artículos`')).toEqual([{ precio: '12.50', modificado: at }]);
+  });
+
+  it('rolls back a transaction that throws', async () => {
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.query("INSERT INTO `artículos` VALUES ('T-2', 1, NULL)");
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    expect(await db.query("SELECT 1 FROM `artículos` WHERE `código` = 'T-2'")).toEqual([]);
+  });
+
+  it('streams rows in chunks of the requested size', async () => {
+    const sizes: number[] = [];
+    for await (const chunk of db.stream('SELECT seq FROM seq_1_to_2500', {}, 1000)) sizes.push(chunk.length);
+    expect(sizes).toEqual([1000, 1000, 500]);
+  });
+});
+
+describe('openSql connection failures', () => {
+  it.each([
+    ['postgres', 'postgres://erp:Sup3r-Secret-Pw@127.0.0.1:1/test'],
+    ['mariadb', 'mariadb://erp:Sup3r-Secret-Pw@127.0.0.1:1/test'],
+  ])('raise a retryable ErpError without the password on %s', async (_name, url) => {
+    const db = openSql(url, { name: 'erp-test' });
+    const error = await db.query('SELECT 1').catch((e: unknown) => e);
+    await db.close();
+    expect(error).toBeInstanceOf(ErpError);
+    expect((error as ErpError).retryable).toBe(true);
+    expect((error as ErpError).message).toContain('erp-test');
+    expect((error as ErpError).message).toContain('127.0.0.1:1');
+    expect((error as ErpError).message).not.toContain('Sup3r-Secret-Pw');
+    expect(redactText('password was Sup3r-Secret-Pw')).not.toContain('Sup3r-Secret-Pw');
+  });
+});
