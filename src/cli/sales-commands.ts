@@ -1,6 +1,187 @@
+/**
+ * `storesync sales pull|export|fulfil` and `storesync migrate`: the sales flow by hand. A pull queues
+ * jobs for the daemon's workers (or lists them with --dry-run); export and fulfil do their work for
+ * one sale right away, through the same code and guards as the workers.
+ */
 import type { Command } from 'commander';
+import type { Redis } from 'ioredis';
 
-import type { CliContext } from './context.js';
+import { tableNames } from '../erp/sinks/index.js';
+import { assertInterfaceTables, migrateInterfaceTables } from '../erp/sinks/migrations.js';
+import { openSql } from '../erp/sql-client.js';
+import { ValidationError } from '../errors.js';
+import { Metrics } from '../ops/metrics.js';
+import { createRedis } from '../queue/connection.js';
+import { StoreClient } from '../store/client.js';
+import type { FlowDeps } from '../sync/flow.js';
+import { type FulfilmentUpdate, updateSale } from '../sync/fulfilment/index.js';
+import { exportSale, type PullReport, pullSales } from '../sync/sales/index.js';
+import { type CliContext, formatTable, printResult } from './context.js';
+import { defined, OptionValues } from './option-values.js';
 
-/** Placeholder until this area's commands land. */
-export function registerSalesCommands(_program: Command, _ctx: CliContext): void {}
+interface PullOptions {
+  from?: string;
+  to?: string;
+  status?: string;
+  externalReference?: string[];
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+interface ExportOptions {
+  force?: boolean;
+  site?: string;
+  json?: boolean;
+}
+
+interface FulfilOptions {
+  status?: string;
+  statusText?: string;
+  trackingCode?: string;
+  observations?: string;
+  force?: boolean;
+  json?: boolean;
+}
+
+/** Runs `action` with flow dependencies built from the configuration, closing them afterwards. */
+async function withDeps<T>(ctx: CliContext, action: (deps: FlowDeps) => Promise<T>): Promise<T> {
+  const config = ctx.config();
+  const logger = ctx.logger();
+  const store = new StoreClient({ config: config.store, logger });
+  const connections: Redis[] = [];
+  const connect = (): Redis => {
+    const connection = createRedis(config.redis.url);
+    connections.push(connection);
+    return connection;
+  };
+  try {
+    return await action({ config, connect, store, logger, metrics: new Metrics({ defaultMetrics: false }) });
+  } finally {
+    await store.close();
+    for (const connection of connections) connection.disconnect();
+  }
+}
+
+function saleId(value: string): number {
+  const values = new OptionValues();
+  const id = values.int('ID', value, 'positive integer');
+  values.check('sale id');
+  return id ?? 0;
+}
+
+function describePull(report: PullReport): string {
+  const window = report.from === null ? 'by external reference' : `${report.from} .. ${report.to} (store time zone)`;
+  const lines = [
+    `${report.dryRun ? 'Dry run: nothing queued. ' : ''}Sales ${window}, site ${report.siteId ?? 'any'}, statuses ${report.statuses.join(',') || 'any'}`,
+    `seen ${report.seen}  ${report.dryRun ? 'would queue' : 'queued'} ${report.queued}  already queued ${report.alreadyQueued}  retried ${report.retried}  done ${report.done}  settling ${report.skippedSettling}  other status ${report.skippedStatus}`,
+  ];
+  if (report.dryRun && report.sales.length > 0) lines.push('', formatTable(report.sales as unknown as Array<Record<string, unknown>>));
+  if (!report.dryRun && report.queued > 0) lines.push('The running daemon\'s workers export the queued sales.');
+  return lines.join('\n');
+}
+
+/** Registers `sales pull|export|fulfil` and `migrate`. */
+export function registerSalesCommands(program: Command, ctx: CliContext): void {
+  const sales = program.command('sales').description('sales sync: pull store sales to the ERP, export one, update a shipment');
+  sales
+    .command('pull')
+    .description('read the store\'s sales and queue those not yet exported (--dry-run lists them)')
+    .option('--from <YYYY-MM-DD>', 'first day of the window, store time zone (default: the lookback before the last pull)')
+    .option('--to <YYYY-MM-DD>', 'last day of the window (default: tomorrow)')
+    .option('--status <list>', 'statuses to pull, e.g. 1,2 (default: sales.pull.statuses)')
+    .option('--external-reference <ref...>', 'pull these sales by external reference instead of by window')
+    .option('--dry-run', 'list what would be exported; queue and record nothing')
+    .option('--json', 'print the report as JSON')
+    .action(async (options: PullOptions) => {
+      const timeZone = ctx.config().store.timeZone;
+      const values = new OptionValues();
+      const pull = defined({
+        from: values.date('--from', options.from, timeZone),
+        to: values.date('--to', options.to, timeZone),
+        statuses: values.ints('--status', options.status),
+        externalReferences: options.externalReference,
+        dryRun: options.dryRun === true,
+      });
+      values.check('sales pull');
+      const report = await withDeps(ctx, (deps) => pullSales(deps, pull));
+      if (options.json) printResult(ctx.io, report, true);
+      else ctx.io.stdout.write(`${describePull(report)}\n`);
+    });
+  sales
+    .command('export')
+    .argument('<id>', 'sale id')
+    .description('export one sale to the ERP now and acknowledge it on the store')
+    .option('--force', 'export again even if it was exported before (an acknowledged sale is not acknowledged again)')
+    .option('--site <n>', 'the sale\'s site (default: sales.pull.siteId, store.siteId, else the sale\'s own)')
+    .option('--json', 'print the outcome as JSON')
+    .action(async (id: string, options: ExportOptions) => {
+      const values = new OptionValues();
+      const site = values.int('--site', options.site, 'positive integer');
+      const sale = saleId(id);
+      values.check('sales export');
+      const outcome = await withDeps(ctx, (deps) => exportSale(deps, sale, defined({ force: options.force === true, siteId: site })));
+      printResult(ctx.io, outcome, options.json === true);
+    });
+  sales
+    .command('fulfil')
+    .argument('<id>', 'sale id')
+    .description('update a sale\'s shipment (status, tracking code, observations) through the transition guard')
+    .option('--status <n>', 'new status (one of fulfillment.statuses)')
+    .option('--status-text <text>', 'status text')
+    .option('--tracking-code <code>', 'tracking code')
+    .option('--observations <text>', 'observations')
+    .option('--force', 'move a sale out of a final status (Delivered, Rejected, Cancelled)')
+    .option('--json', 'print the outcome as JSON')
+    .action(async (id: string, options: FulfilOptions) => {
+      const values = new OptionValues();
+      const update: FulfilmentUpdate = defined({
+        Status: values.int('--status', options.status),
+        StatusText: options.statusText,
+        TrackingCode: options.trackingCode,
+        Obeservations: options.observations,
+      });
+      values.check('sales fulfil');
+      const sale = saleId(id);
+      if (Object.keys(update).length === 0) {
+        throw new ValidationError([{ field: 'options', value: {}, rule: 'at least one of --status, --status-text, --tracking-code, --observations' }], 'sales fulfil');
+      }
+      const result = await withDeps(ctx, (deps) => updateSale(deps, sale, update, { force: options.force === true }));
+      printResult(ctx.io, result, options.json === true);
+    });
+
+  program
+    .command('migrate')
+    .description('create the ERP interface tables of the sql sales sink, or check them (--check)')
+    .option('--check', 'only check; exit 1 naming what is missing')
+    .option('--json', 'print the report as JSON')
+    .action(async (options: { check?: boolean; json?: boolean }) => {
+      const sink = ctx.config().sales.sink;
+      if (sink.kind !== 'sql') {
+        ctx.io.stdout.write(`sales.sink.kind is ${sink.kind}: there are no interface tables to migrate\n`);
+        return;
+      }
+      const sql = openSql(sink.url, { name: 'sales sink' });
+      const names = tableNames(sink);
+      try {
+        if (options.check) {
+          await assertInterfaceTables(sql, names);
+          ctx.io.stdout.write(`interface tables ${names.sales} and ${names.items} are ready\n`);
+          return;
+        }
+        const report = await migrateInterfaceTables(sql, names);
+        if (options.json) {
+          printResult(ctx.io, report, true);
+          return;
+        }
+        const where = names.schema ? ` in ${names.schema}` : '';
+        const lines = [
+          ...report.created.map((table) => `created table ${table}${where}`),
+          ...report.addedColumns.map((column) => `added column ${column}${where}`),
+          ...report.unchanged.map((table) => `table ${table}${where} is up to date`),
+        ];
+        ctx.io.stdout.write(`${lines.join('\n')}\n`);
+      } finally {
+        await sql.close();
+      }
+    });
+}

@@ -61,7 +61,9 @@ export const INVENTORY_FIELDS: FieldCatalog = {
 
 /** Fields of a shipment update for a sale (the store's sale update, plus the sale's keys). */
 export const FULFILMENT_FIELDS: FieldCatalog = {
-  SaleId: { type: 'int', required: true },
+  // Not required here: a row may name the sale by ExternalReference (+ SiteId) instead; the fulfilment
+  // producer rejects a row that has neither.
+  SaleId: { type: 'int' },
   ExternalReference: { type: 'string' },
   SiteId: { type: 'int' },
   Status: { type: 'int' },

@@ -128,12 +128,14 @@ describe('normalizeRecord issues', () => {
     expect(fieldsOf({ Code: 'A', Stock: -3, Price: 0, Taxes: 150 })).toEqual({ Code: 'A', Stock: -3, Price: 0, Taxes: 150 });
   });
 
-  it('requires SaleId for fulfilment records and coerces their status', () => {
+  it('coerces fulfilment records named by SaleId or by ExternalReference and SiteId', () => {
     expect(normalizeRecord({ saleid: '1001', status: '3', trackingcode: ' TRK-9 ' }, FULFILMENT_FIELDS, { ref })).toEqual({
       fields: { SaleId: 1001, Status: 3, TrackingCode: 'TRK-9' },
       cursor: undefined,
     });
-    const result = normalizeRecord({ Status: 3 }, FULFILMENT_FIELDS, { ref });
-    expect(result).toMatchObject({ issues: [{ field: 'SaleId', rule: 'required' }] });
+    expect(normalizeRecord({ external_ref: 'ERP-7', siteid: '2', status: '6' }, FULFILMENT_FIELDS, { ref, mapping: { external_ref: 'ExternalReference' } })).toEqual({
+      fields: { ExternalReference: 'ERP-7', SiteId: 2, Status: 6 },
+      cursor: undefined,
+    });
   });
 });

@@ -1,0 +1,119 @@
+/**
+ * SQL sink: writes each sale into the interface tables (PostgreSQL or MariaDB), sale and lines in one
+ * transaction. The primary key (site_id, sale_id) makes a repeated export a no-op. The returned erpRef
+ * is the row's `erp_reference` when the database fills it (a default or trigger the ERP team adds),
+ * otherwise `<site>-<sale id>`.
+ */
+import { ErpError, StoreSyncError } from '../../errors.js';
+import type { Sale } from '../../store/schemas.js';
+import type { Dialect, SqlClient } from '../sql-client.js';
+import { type ColumnSpec, qualified, quoteIdent, SALE_COLUMNS, SALE_ITEM_COLUMNS, type TableNames } from './interface-tables.js';
+import { assertInterfaceTables } from './migrations.js';
+import { type Row, saleItemRows, saleRow } from './sale-rows.js';
+import { defaultErpRef, type ExportResult, type SalesSink } from './types.js';
+
+/** Options of the SQL sink. */
+export interface SqlSinkOptions {
+  tables: TableNames;
+  /** The store's zone, for reading the sale's zone-less dates. */
+  timeZone: string;
+  /** The clock of `received_at`. */
+  now?: () => number;
+}
+
+const NAME = 'sql-sink';
+
+/** The columns storesync writes; those left to the ERP take the table's defaults. */
+const WRITTEN_SALE_COLUMNS = SALE_COLUMNS.filter((column) => !column.erpOwned);
+
+/** `2024-05-01 12:00:00.000`: a UTC wall time for MariaDB's zone-less DATETIME. */
+function utcDateTime(date: Date): string {
+  return date.toISOString().replace('T', ' ').replace('Z', '');
+}
+
+/** A value as bound for the dialect: texts cut to the column length, dates and booleans made explicit. */
+function bindValue(dialect: Dialect, column: ColumnSpec, value: Row[string] | undefined): unknown {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return dialect === 'postgres' ? value.toISOString() : utcDateTime(value);
+  if (typeof value === 'boolean' && dialect === 'mysql') return value ? 1 : 0;
+  // Never block a sale on a long street name: the complete sale is kept in sale_json.
+  if (typeof value === 'string' && column.length !== undefined && value.length > column.length) {
+    return [...value].slice(0, column.length).join('');
+  }
+  return value;
+}
+
+/** An INSERT that does nothing when the key exists, with named parameters for every column. */
+function insertStatement(dialect: Dialect, table: string, columns: readonly ColumnSpec[], keyColumn: string): string {
+  const names = columns.map((c) => quoteIdent(dialect, c.name)).join(', ');
+  const values = columns.map((c) => (c.kind === 'json' && dialect === 'postgres' ? `CAST(:${c.name} AS JSONB)` : `:${c.name}`)).join(', ');
+  const insert = `INSERT INTO ${table} (${names}) VALUES (${values})`;
+  // MariaDB's INSERT IGNORE would also swallow data errors (truncation, bad dates) as warnings; a
+  // no-op ON DUPLICATE KEY UPDATE ignores only the duplicate key.
+  const key = quoteIdent(dialect, keyColumn);
+  return dialect === 'postgres' ? `${insert} ON CONFLICT DO NOTHING` : `${insert} ON DUPLICATE KEY UPDATE ${key} = ${key}`;
+}
+
+function bindRow(dialect: Dialect, columns: readonly ColumnSpec[], row: Row): Record<string, unknown> {
+  return Object.fromEntries(columns.map((c) => [c.name, bindValue(dialect, c, row[c.name])]));
+}
+
+/** Writes sales into the interface tables; see the module comment. */
+export class SqlSalesSink implements SalesSink {
+  readonly kind = 'sql';
+  readonly #sql: SqlClient;
+  readonly #options: SqlSinkOptions;
+  readonly #insertSale: string;
+  readonly #insertItem: string;
+  readonly #selectSale: string;
+
+  /** Takes ownership of `sql`: `close()` closes it. */
+  constructor(sql: SqlClient, options: SqlSinkOptions) {
+    this.#sql = sql;
+    this.#options = options;
+    const d = sql.dialect;
+    const sales = qualified(d, options.tables, 'sales');
+    this.#insertSale = insertStatement(d, sales, WRITTEN_SALE_COLUMNS, 'site_id');
+    this.#insertItem = insertStatement(d, qualified(d, options.tables, 'items'), SALE_ITEM_COLUMNS, 'site_id');
+    this.#selectSale = `SELECT ${quoteIdent(d, 'erp_reference')} AS erp_reference FROM ${sales} WHERE ${quoteIdent(d, 'site_id')} = :site_id AND ${quoteIdent(d, 'sale_id')} = :sale_id`;
+  }
+
+  async check(): Promise<void> {
+    try {
+      await assertInterfaceTables(this.#sql, this.#options.tables);
+    } catch (error) {
+      if (error instanceof StoreSyncError) throw error;
+      throw new ErpError(NAME, `cannot check the interface tables: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  async export(sale: Sale, siteId: number): Promise<ExportResult> {
+    const d = this.#sql.dialect;
+    const key = { site_id: siteId, sale_id: sale.Id };
+    const receivedAt = new Date(this.#options.now?.() ?? Date.now());
+    const row = bindRow(d, WRITTEN_SALE_COLUMNS, saleRow(sale, siteId, { timeZone: this.#options.timeZone, receivedAt }));
+    const items = saleItemRows(sale, siteId).map((item) => bindRow(d, SALE_ITEM_COLUMNS, item));
+    try {
+      return await this.#sql.transaction(async (tx) => {
+        const existing = await tx.query(this.#selectSale, key);
+        if (existing.length > 0) return { erpRef: this.#reference(existing[0], siteId, sale.Id), created: false };
+        await tx.query(this.#insertSale, row);
+        for (const item of items) await tx.query(this.#insertItem, item);
+        // Read back: a default or trigger of the ERP may have given the row its own reference.
+        const written = await tx.query(this.#selectSale, key);
+        return { erpRef: this.#reference(written[0], siteId, sale.Id), created: true };
+      });
+    } catch (error) {
+      throw new ErpError(NAME, `sale ${siteId}-${sale.Id} not written: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#sql.close();
+  }
+
+  #reference(row: Record<string, unknown> | undefined, siteId: number, saleId: number): string {
+    const value = row?.erp_reference;
+    return value === null || value === undefined || value === '' ? defaultErpRef(siteId, saleId) : String(value);
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Applies one shipment update to a store sale through the guard: an unknown status or a move out of a
+ * final status is refused with a ValidationError (nothing sent; a failed job that is never retried),
+ * fields already equal on the store are not sent, and an update older than one already applied is
+ * skipped.
+ */
+import { ValidationError, type ValidationIssue } from '../../errors.js';
+import { QUEUE_NAMES } from '../../queue/connection.js';
+import { withContext } from '../sales/job-errors.js';
+import { planUpdate, unknownStatusIssue } from './guard.js';
+import type { FulfilmentRuntime } from './runtime.js';
+import type { FulfilmentJobData, FulfilmentResult } from './types.js';
+
+function refuse(rt: FulfilmentRuntime, data: FulfilmentJobData, issue: ValidationIssue): ValidationError {
+  const error = new ValidationError([issue], 'shipment update refused');
+  rt.metrics.jobs.inc({ queue: QUEUE_NAMES.fulfillment, outcome: 'rejected' });
+  rt.logger.warn({ saleId: data.saleId, update: data.update, source: data.source, ref: data.ref }, error.message);
+  return error;
+}
+
+/** Applies `data.update` to the sale; `attempts` is passed to the store client (1 in workers). */
+export async function applyFulfilment(rt: FulfilmentRuntime, data: FulfilmentJobData, options: { attempts?: number } = {}): Promise<FulfilmentResult> {
+  const call = options.attempts === undefined ? {} : { attempts: options.attempts };
+  const settings = rt.config.fulfillment;
+  const unknown = unknownStatusIssue(data.saleId, data.update, settings);
+  if (unknown) throw refuse(rt, data, unknown);
+
+  if (data.version !== undefined) {
+    const applied = await rt.state.appliedVersion(data.saleId);
+    if (applied !== null && applied > data.version) return { saleId: data.saleId, outcome: 'stale', changed: [] };
+  }
+  let sale;
+  try {
+    sale = await rt.store.sales.get(data.saleId, {}, call);
+  } catch (error) {
+    throw withContext(error, `sale ${data.saleId}: cannot read it from the store`);
+  }
+  const plan = planUpdate(sale, data.update, settings, data.force ?? false);
+  if (plan.action === 'refuse') throw refuse(rt, data, plan.issue);
+  if (plan.action === 'send') {
+    try {
+      await rt.store.sales.update(data.saleId, { Id: data.saleId, ...data.update }, call);
+    } catch (error) {
+      throw withContext(error, `sale ${data.saleId}: update not accepted`);
+    }
+    rt.logger.info({ saleId: data.saleId, changed: plan.changed, source: data.source }, 'shipment update applied to the store');
+  }
+  if (data.version !== undefined) await rt.state.setAppliedVersion(data.saleId, data.version);
+  return { saleId: data.saleId, outcome: plan.action === 'send' ? 'updated' : 'unchanged', changed: plan.action === 'send' ? plan.changed : [] };
+}

@@ -1,0 +1,117 @@
+/**
+ * The fulfilment producer: one poll of one ERP shipment source. Records name the sale by `SaleId`, or
+ * by `ExternalReference` (+ `SiteId`, default `store.siteId`) resolved through the store; several
+ * records of one sale in a batch are merged in cursor order. The cursor moves only after the jobs are
+ * queued, so a crash re-reads the same records, and re-read updates land on the same job id.
+ */
+import { createHash } from 'node:crypto';
+
+import { compareCursors, cursorToVersion } from '../../erp/cursor.js';
+import type { ChangeBatch, ChangeSource, Cursor, SourceRecord } from '../../erp/types.js';
+import { formatIssue, type ValidationIssue } from '../../errors.js';
+import type { FulfilmentRuntime } from './runtime.js';
+import { FULFILMENT_UPDATE_FIELDS, type FulfilmentJobData, type FulfilmentPollReport, type FulfilmentUpdate } from './types.js';
+
+/** Full batches read in one poll before yielding to the next tick (a backlog drains over several). */
+const MAX_ROUNDS = 50;
+
+/** How to poll a source. */
+export interface FulfilmentPollOptions {
+  limit: number;
+  initialCursor?: Cursor;
+}
+
+/** The job id of an update: the same update of the same sale is queued once. */
+export function fulfilmentJobId(saleId: number, update: FulfilmentUpdate, force = false): string {
+  const canonical = JSON.stringify([FULFILMENT_UPDATE_FIELDS.map((field) => update[field] ?? null), force]);
+  return `fulfil-${saleId}-${createHash('sha1').update(canonical).digest('hex').slice(0, 16)}`;
+}
+
+/** The update fields a record carries. */
+export function updateOf(fields: Record<string, unknown>): FulfilmentUpdate {
+  const update: FulfilmentUpdate = {};
+  if (typeof fields.Status === 'number') update.Status = fields.Status;
+  for (const field of ['StatusText', 'TrackingCode', 'Obeservations'] as const) {
+    if (typeof fields[field] === 'string') update[field] = fields[field];
+  }
+  return update;
+}
+
+/** Resolves the record's sale id, or returns why it cannot be. */
+async function saleIdOf(rt: FulfilmentRuntime, record: SourceRecord, cache: Map<string, number | null>): Promise<number | ValidationIssue> {
+  const { SaleId, ExternalReference, SiteId } = record.fields;
+  if (typeof SaleId === 'number' && Number.isInteger(SaleId) && SaleId > 0) return SaleId;
+  if (typeof ExternalReference !== 'string' || ExternalReference === '') {
+    return { record: record.ref, field: 'SaleId', value: SaleId, rule: 'a sale id, or ExternalReference (+ SiteId)' };
+  }
+  const siteId = typeof SiteId === 'number' ? SiteId : rt.config.store.siteId;
+  const key = `${siteId ?? ''}:${ExternalReference}`;
+  if (!cache.has(key)) {
+    const sales = await rt.store.sales.list({ externalReference: ExternalReference, ...(siteId === undefined ? {} : { siteId }) });
+    cache.set(key, sales.length === 1 ? sales[0]!.Id : null);
+  }
+  const id = cache.get(key);
+  return id ?? { record: record.ref, field: 'ExternalReference', value: ExternalReference, rule: 'the reference of exactly one store sale' };
+}
+
+/** Resolves, merges and queues one batch; returns how many jobs were added and records refused. */
+async function queueBatch(rt: FulfilmentRuntime, source: string, batch: ChangeBatch): Promise<{ queued: number; rejected: number }> {
+  const readAt = rt.now();
+  const issues: ValidationIssue[][] = batch.rejected.map((r) => r.issues);
+  const bySale = new Map<number, FulfilmentJobData>();
+  const cache = new Map<string, number | null>();
+  for (const record of batch.records) {
+    const saleId = await saleIdOf(rt, record, cache);
+    if (typeof saleId !== 'number') {
+      issues.push([saleId]);
+      continue;
+    }
+    const update = updateOf(record.fields);
+    if (Object.keys(update).length === 0) {
+      issues.push([{ record: record.ref, field: 'Status', value: undefined, rule: 'at least one of Status, StatusText, TrackingCode, Obeservations' }]);
+      continue;
+    }
+    const version = cursorToVersion(record.cursor) ?? readAt;
+    const previous = bySale.get(saleId);
+    bySale.set(saleId, {
+      saleId,
+      update: { ...previous?.update, ...update },
+      version: Math.max(version, previous?.version ?? version),
+      source,
+      ref: record.ref,
+    });
+  }
+  await rt.queue.addBulk(
+    [...bySale.values()].map((data) => ({ name: `fulfil:${data.saleId}`, data, opts: { jobId: fulfilmentJobId(data.saleId, data.update) } })),
+  );
+  for (const recordIssues of issues) {
+    rt.metrics.erpRecordsRejected.inc({ source, reason: recordIssues[0]?.rule ?? 'invalid' });
+    rt.logger.warn({ source }, `shipment record refused: ${recordIssues.map(formatIssue).join('; ')}`);
+  }
+  return { queued: bySale.size, rejected: issues.length };
+}
+
+/** Polls `source` until it returns a short batch (bounded); returns what was read, refused and queued. */
+export async function pollFulfilmentSource(rt: FulfilmentRuntime, source: ChangeSource, options: FulfilmentPollOptions): Promise<FulfilmentPollReport> {
+  const report: FulfilmentPollReport = { source: source.name, read: 0, rejected: 0, queued: 0, cursor: null };
+  let cursor = (await rt.state.getCursor(source.name)) ?? options.initialCursor ?? null;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const batch = await source.readChanges(cursor, options.limit);
+    const { queued, rejected } = await queueBatch(rt, source.name, batch);
+    const read = batch.records.length + batch.rejected.length;
+    report.read += read;
+    report.rejected += rejected;
+    report.queued += queued;
+    // Durably queued: only now may the cursor move past these records.
+    await rt.state.setCursor(source.name, batch.nextCursor);
+    await source.commit?.(batch);
+    const advanced = compareCursors(batch.nextCursor, cursor) > 0;
+    cursor = batch.nextCursor;
+    if (read < options.limit || !advanced) break;
+  }
+  report.cursor = cursor;
+  rt.metrics.erpRecordsRead.inc({ source: source.name }, report.read);
+  rt.metrics.markSuccess('fulfillment', rt.now());
+  rt.events.emit('fulfilment:poll:done', report);
+  return report;
+}

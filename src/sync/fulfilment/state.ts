@@ -1,0 +1,45 @@
+/**
+ * The fulfilment flow's Redis state, under `redis.prefix`:
+ *   state:fulfil:cursor:{source}     JSON cursor of each shipment source
+ *   state:fulfil:applied:{saleId}    version of the last update applied to the sale (expires in 30 days)
+ */
+import type { Redis } from 'ioredis';
+
+import type { Cursor } from '../../erp/types.js';
+import { stateKey } from '../../queue/connection.js';
+
+/** Long enough for any re-read of an old ERP change, short enough for Redis to forget finished sales. */
+const APPLIED_TTL_S = 30 * 86_400;
+
+/** Reads and writes the fulfilment state; see the module comment. */
+export class FulfilmentState {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+
+  constructor(redis: Redis, prefix: string) {
+    this.#redis = redis;
+    this.#prefix = prefix;
+  }
+
+  /** The stored cursor of a source, or undefined before its first poll. */
+  async getCursor(source: string): Promise<Cursor | undefined> {
+    const raw = await this.#redis.get(stateKey(this.#prefix, 'fulfil', 'cursor', source));
+    return raw === null ? undefined : (JSON.parse(raw) as Cursor);
+  }
+
+  /** Stores a source's cursor (JSON keeps the number/string distinction). */
+  async setCursor(source: string, cursor: Cursor): Promise<void> {
+    await this.#redis.set(stateKey(this.#prefix, 'fulfil', 'cursor', source), JSON.stringify(cursor));
+  }
+
+  /** The version of the last update applied to a sale, or null. */
+  async appliedVersion(saleId: number): Promise<number | null> {
+    const raw = await this.#redis.get(stateKey(this.#prefix, 'fulfil', 'applied', saleId));
+    return raw === null ? null : Number(raw);
+  }
+
+  /** Records that the update of `version` is on the store. */
+  async setAppliedVersion(saleId: number, version: number): Promise<void> {
+    await this.#redis.set(stateKey(this.#prefix, 'fulfil', 'applied', saleId), String(version), 'EX', APPLIED_TTL_S);
+  }
+}

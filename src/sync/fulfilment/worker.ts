@@ -1,0 +1,56 @@
+/**
+ * The `fulfillment` queue's worker: applies each shipment update through the guard. Retries are
+ * BullMQ's (the store client is called with one attempt); refusals fail at once with their reason.
+ */
+import { type Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+import { ValidationError } from '../../errors.js';
+import { returnJobOnAbort } from '../../ops/worker-shutdown.js';
+import { QUEUE_NAMES } from '../../queue/connection.js';
+import { toJobError } from '../sales/job-errors.js';
+import { applyFulfilment } from './apply-update.js';
+import type { FulfilmentRuntime } from './runtime.js';
+import type { FulfilmentJobData, FulfilmentResult } from './types.js';
+
+const QUEUE = QUEUE_NAMES.fulfillment;
+
+/** Processes one job; exposed for tests that drive a job by hand. */
+export async function processFulfilmentJob(
+  rt: FulfilmentRuntime,
+  job: Job<FulfilmentJobData>,
+  token?: string,
+  signal?: AbortSignal,
+): Promise<FulfilmentResult> {
+  const started = rt.now();
+  try {
+    const result = await returnJobOnAbort(job, token, signal, applyFulfilment(rt, job.data, { attempts: 1 }));
+    rt.metrics.jobs.inc({ queue: QUEUE, outcome: result.outcome === 'updated' ? 'completed' : 'skipped' });
+    rt.events.emit('fulfilment:job:done', result);
+    return result;
+  } catch (error) {
+    if (error instanceof WaitingError) throw error;
+    const err = toJobError(error);
+    const willRetry = !(err instanceof UnrecoverableError) && job.attemptsMade + 1 < (job.opts.attempts ?? 1);
+    // Refusals are counted (as rejected) and logged where they are decided.
+    if (!(error instanceof ValidationError)) {
+      rt.metrics.jobs.inc({ queue: QUEUE, outcome: willRetry ? 'retried' : 'failed' });
+      rt.logger[willRetry ? 'warn' : 'error']({ saleId: job.data.saleId, attempt: job.attemptsMade + 1, err: err.message }, 'shipment update failed');
+    }
+    rt.events.emit('fulfilment:job:failed', { saleId: job.data.saleId, error: err, willRetry });
+    throw err;
+  } finally {
+    rt.metrics.jobDuration.observe({ queue: QUEUE }, (rt.now() - started) / 1000);
+  }
+}
+
+/** Starts the worker on its own connection. */
+export function startFulfilmentWorker(rt: FulfilmentRuntime, connection: Redis): Worker<FulfilmentJobData, FulfilmentResult> {
+  const worker = new Worker<FulfilmentJobData, FulfilmentResult>(QUEUE, (job, token, signal) => processFulfilmentJob(rt, job, token, signal), {
+    connection,
+    prefix: rt.config.redis.prefix,
+    concurrency: rt.config.fulfillment.concurrency,
+  });
+  worker.on('error', (error) => rt.logger.error({ err: error.message }, 'fulfilment worker error'));
+  return worker;
+}

@@ -1,0 +1,76 @@
+/**
+ * The heart of the sales flow: export a sale to the ERP, record it, then acknowledge it on the store.
+ * The Redis record is written after the export and before the acknowledgement, so a failed or killed
+ * acknowledgement is retried on its own without a second export; a kill between the export and the
+ * record is covered by the sink's idempotency (same key, same file, same Idempotency-Key).
+ */
+import { storeInstant } from '../../erp/sinks/sale-rows.js';
+import { ackPayload } from './ack.js';
+import { withContext } from './job-errors.js';
+import type { SalesRuntime } from './runtime.js';
+import type { SaleKey } from './sale-state.js';
+import type { SaleOutcome } from './types.js';
+
+/** Options of one export run. */
+export interface ExportRunOptions {
+  /** Export even if the state says exported; an acknowledged sale is not acknowledged again. */
+  force?: boolean;
+  /** Attempts inside the store client (1 in BullMQ workers, which retry with their own backoff). */
+  attempts?: number;
+}
+
+/** Refreshes the age of the oldest sale not yet acknowledged. */
+export async function updatePendingGauge(rt: SalesRuntime): Promise<void> {
+  const oldest = await rt.state.oldestPending();
+  rt.metrics.oldestUnacknowledgedSale.set(oldest === null ? 0 : Math.max(0, (rt.now() - oldest) / 1000));
+}
+
+/** Exports (unless already exported) and acknowledges (unless disabled or done) one sale. */
+export async function runSaleExport(rt: SalesRuntime, key: SaleKey, options: ExportRunOptions = {}): Promise<SaleOutcome> {
+  const call = options.attempts === undefined ? {} : { attempts: options.attempts };
+  const label = `sale ${key.siteId}-${key.saleId}`;
+  const record = await rt.state.get(key);
+  const outcome: SaleOutcome = { ...key, erpRef: record?.erpRef ?? null, exported: false, acked: false };
+  if (record?.state === 'acked' && !options.force) return outcome;
+
+  let erpRef = record?.erpRef;
+  let createdAt: number | null = null;
+  if (!record || options.force) {
+    let sale;
+    try {
+      sale = await rt.store.sales.get(key.saleId, {}, call);
+    } catch (error) {
+      throw withContext(error, `${label}: cannot read it from the store`);
+    }
+    createdAt = storeInstant(sale.CreationDate, rt.config.store.timeZone)?.getTime() ?? null;
+    const result = await rt.sink.export(sale, key.siteId);
+    erpRef = result.erpRef;
+    await rt.state.markExported(key, erpRef, rt.now());
+    outcome.exported = result.created;
+    outcome.erpRef = erpRef;
+    rt.events.emit('sales:exported', { ...key, erpRef, created: result.created });
+    rt.logger.info({ ...key, erpRef, created: result.created, sink: rt.sink.kind }, 'sale exported to the ERP');
+  }
+  // A forced re-export of an acknowledged sale must not pull its store status back to the ack status.
+  if (record?.state === 'acked' || erpRef === undefined) return outcome;
+
+  if (!rt.config.sales.ack.enabled) {
+    await rt.state.removePending(key);
+    await updatePendingGauge(rt);
+    return outcome;
+  }
+  try {
+    await rt.store.sales.update(key.saleId, ackPayload(rt.config.sales.ack, key.saleId, key.siteId, erpRef), call);
+  } catch (error) {
+    throw withContext(error, `${label}: exported as ${erpRef} but not acknowledged`);
+  }
+  const since = createdAt ?? (await rt.state.pendingSince(key));
+  const ackedAt = rt.now();
+  await rt.state.markAcked(key, ackedAt);
+  outcome.acked = true;
+  if (since !== null) rt.metrics.syncLag.observe({ flow: 'sales' }, Math.max(0, (ackedAt - since) / 1000));
+  rt.events.emit('sales:acked', { ...key, erpRef });
+  rt.logger.info({ ...key, erpRef }, 'sale acknowledged on the store');
+  await updatePendingGauge(rt);
+  return outcome;
+}

@@ -1,0 +1,121 @@
+/**
+ * The sales flow: a scheduled pull (producer) that queues the store's new sales, and a worker that
+ * exports each to the ERP and acknowledges it on the store. Also `exportSale`, the same work for one
+ * sale outside the queue (CLI `storesync sales export`).
+ */
+import type { Worker } from 'bullmq';
+
+import type { SalesSink } from '../../erp/sinks/index.js';
+import { StoreSyncError } from '../../errors.js';
+import type { TypedEmitter } from '../../events.js';
+import { closeWorkerWithin } from '../../ops/worker-shutdown.js';
+import type { Flow, FlowDeps, Role } from '../flow.js';
+import { runSaleExport } from './export-sale.js';
+import { runPull } from './pull.js';
+import { openSalesRuntime, pullSiteId, type SalesRuntime } from './runtime.js';
+import { type ScheduledRun, scheduleExclusive } from './schedule.js';
+import type { SaleOutcome, SalesEvents } from './types.js';
+import { startSalesWorker } from './worker.js';
+
+/** Options of `startSalesFlow`. */
+export interface SalesFlowOptions {
+  role: Role;
+  /** A sink to use instead of `sales.sink` (the caller closes it). */
+  sink?: SalesSink;
+}
+
+/** A running sales flow. */
+export interface SalesFlow extends Flow {
+  readonly events: TypedEmitter<SalesEvents>;
+  /** The flow's BullMQ workers (none in the producer role), for the daemon's watchdog. */
+  readonly workers: readonly Worker[];
+}
+
+/**
+ * Starts the flow. Workers check the sink first (missing interface tables fail the start with a
+ * message saying to run `storesync migrate`). With `sales.enabled: false` nothing is scheduled, but the
+ * worker still runs jobs queued on demand (dashboard, CLI).
+ */
+export async function startSalesFlow(deps: FlowDeps, options: SalesFlowOptions): Promise<SalesFlow> {
+  const rt = openSalesRuntime(deps, options.sink ? { sink: options.sink } : {});
+  const runsWorker = options.role !== 'producer';
+  const runsProducer = options.role !== 'worker' && deps.config.sales.enabled;
+  let worker: Worker | undefined;
+  let workerConnection: ReturnType<FlowDeps['connect']> | undefined;
+  let pull: ScheduledRun | undefined;
+  try {
+    if (runsWorker) {
+      await checkSink(rt);
+      workerConnection = deps.connect();
+      worker = startSalesWorker(rt, workerConnection);
+    }
+    if (runsProducer) {
+      pull = scheduleExclusive(
+        { name: 'sales-pull', schedule: deps.config.sales.pull.schedule, redis: rt.redis, prefix: deps.config.redis.prefix, logger: rt.logger },
+        async () => {
+          try {
+            rt.events.emit('sales:pull:done', await runPull(rt));
+          } catch (error) {
+            rt.logger.error({ err: (error as Error).message }, 'sales pull failed; the next one covers the same window');
+            rt.events.emit('sales:pull:failed', { error: error as Error });
+          }
+        },
+      );
+    }
+  } catch (error) {
+    await worker?.close();
+    workerConnection?.disconnect();
+    await rt.close();
+    throw error;
+  }
+  rt.logger.info({ role: options.role, siteId: pullSiteId(deps.config), sink: deps.config.sales.sink.kind, scheduled: runsProducer }, 'sales flow started');
+
+  return {
+    name: 'sales',
+    queues: [rt.queue],
+    events: rt.events,
+    workers: worker ? [worker] : [],
+    async close(timeoutMs = deps.config.shutdown.timeoutMs) {
+      await pull?.stop();
+      if (worker) await closeWorkerWithin(worker, timeoutMs, rt.logger);
+      await workerConnection?.quit().catch(() => workerConnection?.disconnect());
+      await rt.close();
+    },
+  };
+}
+
+/**
+ * Fails the start on a sink that cannot work as configured (missing tables), but not on an ERP that is
+ * only unreachable now: the jobs retry, and an ERP restart must not stop the whole daemon.
+ */
+async function checkSink(rt: SalesRuntime): Promise<void> {
+  try {
+    await rt.sink.check();
+  } catch (error) {
+    if (!(error instanceof StoreSyncError && error.retryable)) throw error;
+    rt.logger.warn({ err: error.message, sink: rt.sink.kind }, 'the sales sink cannot be checked now; exports retry until it answers');
+  }
+}
+
+/** Options of `exportSale`. */
+export interface ExportSaleOptions {
+  /** Export even if it was exported before (the sink's own idempotency still applies). */
+  force?: boolean;
+  /** The sale's site (default: `sales.pull.siteId`, `store.siteId`, else the sale's own SiteId). */
+  siteId?: number;
+  /** A sink to use instead of `sales.sink` (the caller closes it). */
+  sink?: SalesSink;
+}
+
+/** Exports and acknowledges one sale now, outside the queue; returns what was done. */
+export async function exportSale(deps: FlowDeps, saleId: number, options: ExportSaleOptions = {}): Promise<SaleOutcome> {
+  const rt = openSalesRuntime(deps, options.sink ? { sink: options.sink } : {});
+  try {
+    await rt.sink.check();
+    let siteId = options.siteId ?? pullSiteId(deps.config);
+    siteId ??= (await rt.store.sales.get(saleId)).SiteId ?? 0;
+    return await runSaleExport(rt, { siteId, saleId }, { force: options.force ?? false });
+  } finally {
+    await rt.close();
+  }
+}

@@ -1,0 +1,203 @@
+/**
+ * The sales producer: reads the store's sales of a window (or of given external references), skips
+ * those still settling or already done, and adds one `sales` job per sale, keyed by site and sale id so
+ * that overlapping pulls and re-runs never queue a sale twice.
+ *
+ * The window runs from `lookbackHours` before the last complete pull (the watermark, UTC in Redis) to
+ * one day after now, as calendar days in the store's zone: a sale of 23:30 local time, or one stamped
+ * by a store clock running ahead, is always inside it.
+ */
+import { storeInstant } from '../../erp/sinks/sale-rows.js';
+import { formatQueryDate } from '../../store/dates.js';
+import type { Sale } from '../../store/schemas.js';
+import type { FlowDeps } from '../flow.js';
+import { updatePendingGauge } from './export-sale.js';
+import { openSalesRuntime, pullSiteId, type SalesRuntime } from './runtime.js';
+import type { SaleKey } from './sale-state.js';
+import type { PullAction, PullReport, SalesJobData } from './types.js';
+
+/** Options of a pull. */
+export interface PullOptions {
+  /** First day of the window, `YYYY-MM-DD` in the store's zone (default: see the module comment). */
+  from?: string;
+  /** Last day of the window, `YYYY-MM-DD` (default: tomorrow in the store's zone). */
+  to?: string;
+  /** Statuses to pull (default `sales.pull.statuses`). */
+  statuses?: number[];
+  /** Report what would be queued without queueing or recording anything. */
+  dryRun?: boolean;
+  /**
+   * Pull these sales by `external_reference` and site instead of by status and window; statuses and
+   * the settle delay do not apply (they were asked for by name).
+   */
+  externalReferences?: string[];
+}
+
+const DAY_MS = 86_400_000;
+
+/** The BullMQ job id of a sale (custom ids may not contain ":"). */
+export function saleJobId(key: SaleKey): string {
+  return `sale-${key.siteId}-${key.saleId}`;
+}
+
+/** The job name shown in the dashboard. */
+export function saleJobName(key: SaleKey): string {
+  return `sale:${key.siteId}:${key.saleId}`;
+}
+
+function snapshot(sale: Sale): SalesJobData['snapshot'] {
+  const customer = [sale.UserData?.FirstName, sale.UserData?.LastName].filter(Boolean).join(' ');
+  return {
+    status: sale.Status ?? null,
+    total: sale.Total ?? null,
+    creationDate: sale.CreationDate === null || sale.CreationDate === undefined ? null : String(sale.CreationDate),
+    externalReference: sale.ExternalReference ?? null,
+    customer: customer === '' ? null : customer,
+  };
+}
+
+/** The sales to look at: by window and status, or by external reference. */
+async function* salesToPull(
+  rt: SalesRuntime,
+  options: PullOptions,
+  query: { siteId: number | null; statuses: number[]; from: string | null; to: string | null },
+): AsyncGenerator<Sale> {
+  const siteFilter = query.siteId === null ? {} : { siteId: query.siteId };
+  if (options.externalReferences) {
+    for (const externalReference of options.externalReferences) {
+      yield* await rt.store.sales.list({ externalReference, ...siteFilter });
+    }
+    return;
+  }
+  yield* rt.store.sales.iterate({
+    status: query.statuses,
+    ...siteFilter,
+    ...(query.from === null ? {} : { from: query.from }),
+    ...(query.to === null ? {} : { to: query.to }),
+    pageSize: rt.config.sales.pull.pageSize,
+  });
+}
+
+/** Runs one pull on an open runtime; see the module comment. */
+export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Promise<PullReport> {
+  const { config } = rt;
+  const startedAt = rt.now();
+  const timeZone = config.store.timeZone;
+  const siteId = pullSiteId(config);
+  const byReference = options.externalReferences !== undefined;
+  // A scheduled pull moves the watermark; a pull of a chosen window or of chosen sales does not.
+  const scheduled = !byReference && options.from === undefined && options.to === undefined;
+  const dryRun = options.dryRun ?? false;
+  const statuses = options.statuses ?? config.sales.pull.statuses;
+  const watermarkKey = siteId ?? 0;
+
+  let from: string | null = null;
+  let to: string | null = null;
+  if (!byReference) {
+    const watermark = scheduled ? await rt.state.watermark(watermarkKey) : null;
+    const start = Math.min(startedAt, watermark ?? startedAt) - config.sales.pull.lookbackHours * 3_600_000;
+    from = options.from === undefined ? formatQueryDate(new Date(start), timeZone) : formatQueryDate(options.from, timeZone);
+    to = options.to === undefined ? formatQueryDate(new Date(startedAt + DAY_MS), timeZone) : formatQueryDate(options.to, timeZone);
+  }
+  const report: PullReport = {
+    dryRun,
+    siteId,
+    from,
+    to,
+    statuses: byReference ? [] : statuses,
+    seen: 0,
+    queued: 0,
+    alreadyQueued: 0,
+    retried: 0,
+    done: 0,
+    skippedSettling: 0,
+    skippedStatus: 0,
+    sales: [],
+  };
+
+  const settleMs = config.sales.pull.settleMinutes * 60_000;
+  const candidates: Array<{ key: SaleKey; sale: Sale; since: number }> = [];
+  const seen = new Set<string>();
+  const note = (key: SaleKey, sale: Sale, action: PullAction): void => {
+    if (!dryRun) return;
+    report.sales.push({
+      ...key,
+      status: sale.Status ?? null,
+      creationDate: snapshot(sale)?.creationDate ?? null,
+      total: sale.Total ?? null,
+      action,
+    });
+  };
+
+  for await (const sale of salesToPull(rt, options, { siteId, statuses, from, to })) {
+    const key: SaleKey = { siteId: siteId ?? sale.SiteId ?? 0, saleId: sale.Id };
+    const id = `${key.siteId}:${key.saleId}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    report.seen += 1;
+    // A store that ignores the status filter must not get other sales exported.
+    if (!byReference && typeof sale.Status === 'number' && !statuses.includes(sale.Status)) {
+      report.skippedStatus += 1;
+      note(key, sale, 'other-status');
+      continue;
+    }
+    const created = storeInstant(sale.CreationDate, timeZone)?.getTime() ?? null;
+    if (!byReference && settleMs > 0 && created !== null && startedAt - created < settleMs) {
+      report.skippedSettling += 1;
+      note(key, sale, 'settling');
+      continue;
+    }
+    candidates.push({ key, sale, since: created ?? startedAt });
+  }
+
+  const states = await rt.state.getMany(candidates.map((c) => c.key));
+  const pending: Array<SaleKey & { since: number }> = [];
+  for (const [index, candidate] of candidates.entries()) {
+    const state = states[index] ?? null;
+    const { key, sale } = candidate;
+    if (state?.state === 'acked' || (state?.state === 'exported' && !config.sales.ack.enabled)) {
+      report.done += 1;
+      note(key, sale, 'done');
+      continue;
+    }
+    pending.push({ ...key, since: candidate.since });
+    const existing = await rt.queue.getJob(saleJobId(key));
+    if (existing) {
+      // A job that used up its attempts while the ERP was down is given fresh attempts by the next pull
+      // that still sees the sale unacknowledged, so a long outage heals by itself.
+      if (!dryRun && (await existing.isFailed())) {
+        await existing.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+        report.retried += 1;
+        note(key, sale, 'retried');
+        continue;
+      }
+      report.alreadyQueued += 1;
+      note(key, sale, 'queued-before');
+      continue;
+    }
+    if (!dryRun) {
+      await rt.queue.add(saleJobName(key), { ...key, snapshot: snapshot(sale) }, { jobId: saleJobId(key) });
+    }
+    report.queued += 1;
+    note(key, sale, state ? 'ack' : 'export');
+  }
+
+  if (!dryRun) {
+    await rt.state.addPending(pending);
+    await updatePendingGauge(rt);
+    if (scheduled) await rt.state.setWatermark(watermarkKey, startedAt);
+    rt.metrics.markSuccess('sales');
+  }
+  rt.logger.info({ ...report, sales: undefined }, dryRun ? 'sales pull (dry run)' : 'sales pulled');
+  return report;
+}
+
+/** Pulls sales once (dashboard control queue, CLI): opens what it needs and closes it again. */
+export async function pullSales(deps: FlowDeps, options: PullOptions = {}): Promise<PullReport> {
+  const rt = openSalesRuntime(deps);
+  try {
+    return await runPull(rt, options);
+  } finally {
+    await rt.close();
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * The `sales` queue's worker: runs export-then-acknowledge for each job. Retries are BullMQ's (the
+ * store client is called with one attempt), so a failing ERP or store backs off per `sales.attempts`
+ * and `sales.backoffMs` and ends as a failed job that can be retried from the dashboard.
+ */
+import { type Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+import { returnJobOnAbort } from '../../ops/worker-shutdown.js';
+import { QUEUE_NAMES } from '../../queue/connection.js';
+import { runSaleExport } from './export-sale.js';
+import { toJobError } from './job-errors.js';
+import type { SalesRuntime } from './runtime.js';
+import type { SaleOutcome, SalesJobData } from './types.js';
+
+/** Processes one job; exposed for tests that drive a job by hand. */
+export async function processSalesJob(rt: SalesRuntime, job: Job<SalesJobData>, token?: string, signal?: AbortSignal): Promise<SaleOutcome> {
+  const key = { siteId: job.data.siteId, saleId: job.data.saleId };
+  const started = rt.now();
+  try {
+    const outcome = await returnJobOnAbort(job, token, signal, runSaleExport(rt, key, { force: job.data.force ?? false, attempts: 1 }));
+    rt.metrics.jobs.inc({ queue: QUEUE_NAMES.sales, outcome: outcome.exported || outcome.acked ? 'completed' : 'skipped' });
+    rt.events.emit('sales:job:done', outcome);
+    return outcome;
+  } catch (error) {
+    if (error instanceof WaitingError) throw error;
+    const err = toJobError(error);
+    const willRetry = !(err instanceof UnrecoverableError) && job.attemptsMade + 1 < (job.opts.attempts ?? 1);
+    rt.metrics.jobs.inc({ queue: QUEUE_NAMES.sales, outcome: willRetry ? 'retried' : err instanceof UnrecoverableError ? 'rejected' : 'failed' });
+    rt.logger[willRetry ? 'warn' : 'error']({ ...key, attempt: job.attemptsMade + 1, err: err.message }, willRetry ? 'sale export failed; will retry' : 'sale export failed');
+    rt.events.emit('sales:job:failed', { ...key, error: err, willRetry });
+    throw err;
+  } finally {
+    rt.metrics.jobDuration.observe({ queue: QUEUE_NAMES.sales }, (rt.now() - started) / 1000);
+  }
+}
+
+/** Starts the worker on its own connection (BullMQ workers block on theirs). */
+export function startSalesWorker(rt: SalesRuntime, connection: Redis): Worker<SalesJobData, SaleOutcome> {
+  const worker = new Worker<SalesJobData, SaleOutcome>(
+    QUEUE_NAMES.sales,
+    (job, token, signal) => processSalesJob(rt, job, token, signal),
+    { connection, prefix: rt.config.redis.prefix, concurrency: rt.config.sales.concurrency },
+  );
+  // Without a listener an error event would crash the process; Redis outages are retried by ioredis.
+  worker.on('error', (error) => rt.logger.error({ err: error.message }, 'sales worker error'));
+  return worker;
+}
