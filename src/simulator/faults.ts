@@ -1,0 +1,115 @@
+/**
+ * Fault injection, settable at start and at run time. Faults apply to the store API only, never to
+ * `/__control`. Random draws use their own seeded stream so a chaos run is repeatable for a given order
+ * of requests.
+ */
+import { z } from 'zod';
+
+import { Random } from './random.js';
+
+const rate = z.number().min(0).max(1);
+
+/** The fault settings; every field may be changed at run time. */
+export const faultSettingsSchema = z.object({
+  /** Added to every API response. */
+  latencyMs: z.number().int().nonnegative(),
+  /** A random extra delay in [0, jitterMs] on top of latencyMs. */
+  jitterMs: z.number().int().nonnegative(),
+  /** Probability of an injected 500. */
+  failRate: rate,
+  /** Probability of an injected 429 with `Retry-After: 1`. */
+  rate429: rate,
+  /** Most API requests per second (a fixed one-second window); 0: unlimited. Excess → 429 with Retry-After. */
+  rateLimit: z.number().int().nonnegative(),
+  /** Lifetime of an authentication hash, seconds. */
+  hashTtlS: z.number().positive(),
+  /** Probability that an inventory PUT/POST or a sale PUT answers HTTP 200 `{Success: false}` and applies nothing. */
+  successFalseRate: rate,
+  /** Sale listing ignores `offset` (an older server): clients must detect the repeated page. */
+  ignoreOffset: z.boolean(),
+});
+
+/** The fault settings. */
+export type FaultSettings = z.infer<typeof faultSettingsSchema>;
+
+/** A partial change of the fault settings (unknown keys are refused). */
+export const faultPatchSchema = faultSettingsSchema.partial().strict();
+
+/** Defaults: no faults, hashes live 30 minutes. */
+export const DEFAULT_FAULTS: Readonly<FaultSettings> = Object.freeze({
+  latencyMs: 0,
+  jitterMs: 0,
+  failRate: 0,
+  rate429: 0,
+  rateLimit: 0,
+  hashTtlS: 1800,
+  successFalseRate: 0,
+  ignoreOffset: false,
+});
+
+/** A fault to answer instead of handling the request. */
+export interface InjectedFault {
+  status: 429 | 500;
+  kind: 'rateLimited' | 'tooManyRequests' | 'serverError';
+  retryAfterS?: number;
+}
+
+/** The live fault settings and the decisions they lead to. */
+export class Faults {
+  #settings: FaultSettings;
+  readonly #rng: Random;
+  #windowStart = 0;
+  #windowCount = 0;
+
+  constructor(initial: Partial<FaultSettings>, seed: number) {
+    this.#settings = { ...DEFAULT_FAULTS, ...faultPatchSchema.parse(initial) };
+    this.#rng = new Random(seed ^ 0xfa17);
+  }
+
+  /** The current settings; `set` replaces the object, so a reference read earlier stays unchanged. */
+  get current(): Readonly<FaultSettings> {
+    return this.#settings;
+  }
+
+  /** Changes some settings; throws a ZodError on an invalid value or unknown key. */
+  set(patch: Partial<FaultSettings>): Readonly<FaultSettings> {
+    this.#settings = { ...this.#settings, ...faultPatchSchema.parse(patch) };
+    return this.#settings;
+  }
+
+  /** Replaces all settings. */
+  replace(settings: FaultSettings): void {
+    this.#settings = { ...settings };
+    this.#windowCount = 0;
+  }
+
+  /** The delay to add to this response. */
+  delayMs(): number {
+    const { latencyMs, jitterMs } = this.#settings;
+    return latencyMs + (jitterMs > 0 ? Math.floor(this.#rng.next() * (jitterMs + 1)) : 0);
+  }
+
+  /** Decides whether this request meets a fault; counts it against the rate limit otherwise. */
+  inject(now: number): InjectedFault | undefined {
+    const { rateLimit, rate429, failRate } = this.#settings;
+    if (rateLimit > 0) {
+      if (now - this.#windowStart >= 1000) {
+        this.#windowStart = now - (now % 1000);
+        this.#windowCount = 0;
+      }
+      if (this.#windowCount >= rateLimit) {
+        return { status: 429, kind: 'rateLimited', retryAfterS: Math.max(1, Math.ceil((this.#windowStart + 1000 - now) / 1000)) };
+      }
+      this.#windowCount += 1;
+    }
+    if (rate429 > 0 && this.#rng.next() < rate429) return { status: 429, kind: 'tooManyRequests', retryAfterS: 1 };
+    if (failRate > 0 && this.#rng.next() < failRate) return { status: 500, kind: 'serverError' };
+    return undefined;
+  }
+
+  /** True when this write should answer `{Success: false}` on HTTP 200. */
+  successFalse(): boolean {
+    const p = this.#settings.successFalseRate;
+    return p > 0 && this.#rng.next() < p;
+  }
+}

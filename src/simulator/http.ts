@@ -1,0 +1,62 @@
+/** Small HTTP helpers of the simulator's server: JSON replies, JSON bodies, an error that carries a status. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** An error answered with `status` and a `{Success: false, Message}` body. */
+export class HttpError extends Error {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = 'HttpError';
+    this.status = status;
+    this.body = { Success: false, Message: message, ...extra };
+    this.headers = headers;
+  }
+}
+
+/** Writes a JSON reply; Content-Length is computed from the UTF-8 bytes. */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent || res.destroyed) return;
+  const payload = Buffer.from(JSON.stringify(body), 'utf8');
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(payload.length),
+    ...headers,
+  });
+  res.end(payload);
+}
+
+/** Reads the whole request body as text. */
+export async function readText(req: IncomingMessage, maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) throw new HttpError(413, `request body larger than ${maxBytes} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Parses a JSON request body. A body needs `Content-Type: application/json` (415 otherwise, as an ASP.NET
+ * service answers) and must be valid JSON (400).
+ */
+export function parseJsonBody(contentType: string | undefined, text: string): unknown {
+  if (text.length === 0) throw new HttpError(400, 'request body is required');
+  if (!contentType || !/^application\/json\s*(;|$)/i.test(contentType)) {
+    throw new HttpError(415, `Content-Type must be application/json (got ${contentType ?? 'none'})`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new HttpError(400, `request body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** True for a plain JSON object (not an array or null). */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

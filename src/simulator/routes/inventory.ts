@@ -1,0 +1,74 @@
+/**
+ * Inventory: query (`/Api/Inventory/Get` and `/Api/inventory`), partial update by Code (PUT, mode=default)
+ * and creation (POST, Code unique, optional fields defaulted).
+ */
+import { HttpError } from '../http.js';
+import type { Route, RouteReply, RouteRequest } from '../router.js';
+import type { ItemInput, SimItem } from '../types.js';
+import { inventoryIssues, validationFailure } from '../validation.js';
+import { type SimContext, successFalse } from './context.js';
+
+/** The fields of a write as logged: everything sent except the key fields. */
+function writtenFields(body: Record<string, unknown>): Record<string, unknown> {
+  const { InternalId: _id, Code: _code, ...fields } = body;
+  return fields;
+}
+
+function query(ctx: SimContext, { query: q }: RouteRequest): RouteReply {
+  const code = q.get('code');
+  const priceListId = q.int('pricelistId');
+  const siteId = q.int('siteId');
+  const id = q.int('id') ?? q.int('itemId');
+  const withPreferences = q.bool('includePreferences') ?? false;
+  const candidates = code === undefined ? ctx.state.items.values() : [ctx.state.items.get(code)].filter((s) => s !== undefined);
+  const out: Array<SimItem | (SimItem & { Preferences: unknown })> = [];
+  for (const { item, meta } of candidates) {
+    if (priceListId !== undefined && item.PriceListId !== priceListId) continue;
+    if (siteId !== undefined && item.SiteId !== siteId) continue;
+    if (id !== undefined && item.InternalId !== id) continue;
+    out.push(withPreferences ? { ...item, Preferences: meta.preferences } : item);
+  }
+  return { status: 200, body: out };
+}
+
+async function update(ctx: SimContext, req: RouteRequest): Promise<RouteReply> {
+  const mode = req.query.get('mode');
+  if (mode !== 'default') throw new HttpError(400, `query parameter mode must be "default" (got ${mode ?? 'none'})`);
+  const body = await req.body();
+  const issues = inventoryIssues(body, 'api');
+  if (issues.length > 0) throw validationFailure(issues);
+  const input = body as ItemInput;
+  const stored = ctx.state.items.get(input.Code);
+  if (!stored) throw new HttpError(404, `Product not found: ${input.Code}`);
+  const refused = successFalse(ctx);
+  if (refused) return refused;
+  const fields = writtenFields(input);
+  Object.assign(stored.item, fields);
+  ctx.events.emit('inventory:write', ctx.state.logWrite(input.Code, 'update', fields, req.now));
+  return { status: 200, body: { Success: true, Message: `Item ${input.Code} updated` } };
+}
+
+async function create(ctx: SimContext, req: RouteRequest): Promise<RouteReply> {
+  const mode = req.query.get('mode');
+  if (mode !== undefined && mode !== 'default') throw new HttpError(400, `query parameter mode must be "default" (got ${mode})`);
+  const body = await req.body();
+  const issues = inventoryIssues(body, 'api');
+  if (issues.length > 0) throw validationFailure(issues);
+  const input = body as ItemInput;
+  if (ctx.state.items.has(input.Code)) throw new HttpError(409, `Code already exists: ${input.Code}`);
+  const refused = successFalse(ctx);
+  if (refused) return refused;
+  const item = ctx.state.createItem(input, req.now);
+  ctx.events.emit('inventory:write', ctx.state.logWrite(input.Code, 'create', writtenFields(input), req.now));
+  return { status: 200, body: { Success: true, Message: `Item ${item.Code} created`, InternalId: item.InternalId } };
+}
+
+/** The inventory routes. */
+export function inventoryRoutes(ctx: SimContext): Route[] {
+  return [
+    { method: 'GET', template: '/Api/Inventory/Get', handle: (req) => query(ctx, req) },
+    { method: 'GET', template: '/Api/Inventory', handle: (req) => query(ctx, req) },
+    { method: 'PUT', template: '/Api/Inventory', handle: (req) => update(ctx, req) },
+    { method: 'POST', template: '/Api/Inventory', handle: (req) => create(ctx, req) },
+  ];
+}

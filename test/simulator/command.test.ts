@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+
+import { runCli } from '../../src/cli/program.js';
+import { call } from './http.js';
+
+/** Runs `storesync simulator ...` in-process; resolves `url` when the start line is printed. */
+function runSimulator(args: string[]) {
+  const stop = new AbortController();
+  let stdout = '';
+  let stderr = '';
+  let announce: (url: string) => void = () => undefined;
+  const url = new Promise<string>((resolve) => (announce = resolve));
+  const exit = runCli(['simulator', ...args], {
+    env: {},
+    stdout: {
+      write: (text: string) => {
+        stdout += text;
+        const match = /listening on (http:\/\/\S+)/.exec(stdout);
+        if (match?.[1]) announce(match[1]);
+      },
+    },
+    stderr: { write: (text: string) => (stderr += text) },
+    stopSignal: stop.signal,
+  });
+  return { url, exit, stop: () => stop.abort(), output: () => ({ stdout, stderr }) };
+}
+
+describe('storesync simulator command', () => {
+  it('prints one start line, serves the API with the given options, and exits 0 on the stop signal', async () => {
+    const run = runSimulator(['--port', '0', '--items', '7', '--sales', '3', '--user', 'u1', '--pass', 'p&1', '--hash-ttl-s', '60']);
+    const url = await Promise.race([run.url, run.exit.then((code) => Promise.reject(new Error(`exited ${code}: ${run.output().stderr}`)))]);
+    const auth = await call<{ data: string }>(url, 'GET', '/Api/Auth/', { query: { username: 'u1', password: 'p&1' } });
+    expect(auth.status).toBe(200);
+    const items = await call<unknown[]>(url, 'GET', '/Api/Inventory/Get', { query: { hash: auth.body.data } });
+    expect(items.body).toHaveLength(7);
+    expect((await call<{ hashTtlS: number }>(url, 'GET', '/__control/faults')).body.hashTtlS).toBe(60);
+    run.stop();
+    expect(await run.exit).toBe(0);
+    expect(run.output().stdout).toMatch(/^storesync simulator listening on http:\/\/127\.0\.0\.1:\d+\n$/);
+    await expect(call(url, 'GET', '/__control')).rejects.toThrow();
+  });
+
+  it.each([
+    ['--fail-rate', '1.5'],
+    ['--items', '-1'],
+    ['--port', 'eighty'],
+    ['--hash-ttl-s', '0'],
+  ])('exits 2 for %s %s', async (flag, value) => {
+    const run = runSimulator([flag, value]);
+    expect(await run.exit).toBe(2);
+  });
+});
