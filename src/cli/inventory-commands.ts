@@ -1,6 +1,108 @@
+/**
+ * `storesync resync inventory`: runs the reconcile from the command line. It queues the differences
+ * (the running daemon's workers send them) and prints the plan: counts per field, the first
+ * differences, SKUs missing on the store. `--dry-run` compares without writing anything.
+ */
 import type { Command } from 'commander';
+import type { Redis } from 'ioredis';
 
-import type { CliContext } from './context.js';
+import { Metrics } from '../ops/metrics.js';
+import { createRedis } from '../queue/connection.js';
+import { StoreClient } from '../store/client.js';
+import { runReconcile } from '../sync/inventory/reconcile.js';
+import type { ReconcileReport } from '../sync/inventory/types.js';
+import { type CliContext, type CliIo, formatTable, printResult } from './context.js';
 
-/** Placeholder until this area's commands land. */
-export function registerInventoryCommands(_program: Command, _ctx: CliContext): void {}
+interface ResyncInventoryOptions {
+  source?: string;
+  sku?: string[];
+  dryRun?: boolean;
+  json?: boolean;
+  force?: boolean;
+}
+
+const BAR_WIDTH = 30;
+
+/** Registers `resync inventory` (under a `resync` command shared with other areas). */
+export function registerInventoryCommands(program: Command, ctx: CliContext): void {
+  const resync =
+    program.commands.find((command) => command.name() === 'resync') ??
+    program.command('resync').description('compare the ERP with the store and queue what differs');
+  resync
+    .command('inventory')
+    .description('reconcile inventory: read the ERP snapshot and the store, queue only the differences')
+    .option('--source <name>', 'only this inventory source')
+    .option('--sku <code...>', 'only these SKUs')
+    .option('--dry-run', 'compare and print the plan; write nothing')
+    .option('--force', 'queue every ERP field, even those equal on the store')
+    .option('--json', 'print the report as JSON')
+    .action((options: ResyncInventoryOptions) => resyncInventory(ctx, options));
+}
+
+async function resyncInventory(ctx: CliContext, options: ResyncInventoryOptions): Promise<void> {
+  const config = ctx.config();
+  const logger = ctx.logger();
+  const store = new StoreClient({ config: config.store, logger });
+  const connections: Redis[] = [];
+  const connect = (): Redis => {
+    const connection = createRedis(config.redis.url);
+    connections.push(connection);
+    return connection;
+  };
+  const progress = isTty(ctx.io.stderr) ? progressBar(ctx.io) : undefined;
+  try {
+    const report = await runReconcile(
+      { config, connect, store, logger, metrics: new Metrics({ defaultMetrics: false }) },
+      {
+        ...(options.source === undefined ? {} : { source: options.source }),
+        ...(options.sku === undefined ? {} : { skus: options.sku }),
+        dryRun: options.dryRun === true,
+        force: options.force === true,
+        ...(progress ? { onProgress: progress.update } : {}),
+      },
+    );
+    progress?.end();
+    if (options.json) printResult(ctx.io, report, true);
+    else ctx.io.stdout.write(`${describe(report)}\n`);
+  } finally {
+    await store.close();
+    for (const connection of connections) connection.disconnect();
+  }
+}
+
+/** The human-readable plan. */
+function describe(report: ReconcileReport): string {
+  const lines = [
+    `${report.dryRun ? 'Dry run: nothing written. ' : ''}Sources: ${report.sources.join(', ') || '(none with a snapshot)'}`,
+    `ERP records: ${report.erpRecords}  store items: ${report.storeItems}  rejected ERP records: ${report.rejected}`,
+    `Differences: ${report.differences} in ${report.itemsWithDifferences} SKUs; missing on the store: ${report.missingOnStore}`,
+    `${report.dryRun ? 'Jobs that would be queued' : 'Jobs queued'}: ${report.queued}`,
+  ];
+  const perField = Object.entries(report.perField).map(([field, count]) => ({ field, differences: count }));
+  if (perField.length > 0) lines.push('', formatTable(perField));
+  if (report.sample.length > 0) {
+    lines.push('', `First ${report.sample.length} differences:`, formatTable(report.sample as unknown as Array<Record<string, unknown>>, ['sku', 'field', 'erp', 'store', 'siteId']));
+  }
+  if (report.missingSample.length > 0) lines.push('', `Missing on the store (first ${report.missingSample.length}): ${report.missingSample.join(', ')}`);
+  return lines.join('\n');
+}
+
+function isTty(stream: object): boolean {
+  return (stream as { isTTY?: boolean }).isTTY === true;
+}
+
+/** A one-line progress bar redrawn in place on stderr. */
+function progressBar(io: CliIo): { update: (done: number, total: number) => void; end: () => void } {
+  let drawn = false;
+  return {
+    update(done, total) {
+      const ratio = total > 0 ? Math.min(1, done / total) : 0;
+      const filled = Math.round(ratio * BAR_WIDTH);
+      io.stderr.write(`\r[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${Math.round(ratio * 100)}% ${done}/${total}`);
+      drawn = true;
+    },
+    end() {
+      if (drawn) io.stderr.write('\n');
+    },
+  };
+}

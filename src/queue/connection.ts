@@ -7,6 +7,8 @@ import { Redis, type RedisOptions } from 'ioredis';
 /** The queues storesync uses. */
 export const QUEUE_NAMES = {
   inventory: 'inventory',
+  /** ERP rows refused before queueing, kept as failed jobs so they show in the dashboard. */
+  inventoryRejects: 'inventory-rejects',
   sales: 'sales',
   fulfillment: 'fulfillment',
   control: 'control',

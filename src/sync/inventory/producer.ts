@@ -1,0 +1,137 @@
+/**
+ * The producer side: one poll of one ERP source. The cursor is read before the source, the changed
+ * records are checked against the store's rules, merged into the pending state and queued, and only
+ * once every add has resolved is the cursor advanced and the source told to commit (CSV files move).
+ * A crash anywhere before that re-reads the same records next time, which is harmless: merging the
+ * same version twice changes nothing and a SKU has at most one waiting job.
+ */
+import { createHash } from 'node:crypto';
+
+import { compareCursors, cursorToVersion, isTimestampCursor } from '../../erp/cursor.js';
+import type { ChangeBatch, ChangeSource, Cursor, SourceRecord } from '../../erp/types.js';
+import { formatIssue, type ValidationIssue } from '../../errors.js';
+import type { FailedEntry } from '../../queue/failed-job-log.js';
+import { validateInventoryUpdate } from '../../store/validation.js';
+import { enqueueSkus } from './enqueue.js';
+import type { InventoryRuntime } from './runtime.js';
+import type { PendingEntry, PollReport } from './types.js';
+
+/** Full batches read in one poll before yielding to the next tick (a backlog drains over several). */
+const MAX_ROUNDS = 50;
+
+/** How to poll a source. */
+export interface PollOptions {
+  /** Records per `readChanges` call (`source.limit`). */
+  limit: number;
+  /** Cursor of a source never polled before (`source.initialCursor`). */
+  initialCursor?: Cursor;
+}
+
+/** A record ready to merge, or the reason it is refused. */
+type Checked = { sku: string; entries: Record<string, PendingEntry> } | { reject: FailedEntry; issues: ValidationIssue[] };
+
+/** Polls `source` until it returns a short batch (bounded); returns what was read, refused and queued. */
+export async function pollSource(rt: InventoryRuntime, source: ChangeSource, options: PollOptions): Promise<PollReport> {
+  const report: PollReport = { source: source.name, read: 0, rejected: 0, queued: 0, cursor: null };
+  const queued = new Set<string>();
+  let cursor = (await rt.state.getCursor(source.name)) ?? options.initialCursor ?? null;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const batch = await source.readChanges(cursor, options.limit);
+    const { skus, rejected } = await queueBatch(rt, source.name, batch);
+    report.read += batch.records.length + batch.rejected.length;
+    report.rejected += rejected;
+    for (const sku of skus) queued.add(sku);
+    // Durably queued: only now may the cursor move past these records.
+    await rt.state.setCursor(source.name, batch.nextCursor);
+    await source.commit?.(batch);
+    const advanced = compareCursors(batch.nextCursor, cursor) > 0;
+    cursor = batch.nextCursor;
+    if (batch.records.length + batch.rejected.length < options.limit || !advanced) break;
+  }
+  report.cursor = cursor;
+  report.queued = queued.size;
+  rt.metrics.erpRecordsRead.inc({ source: source.name }, report.read);
+  rt.metrics.markSuccess('inventory', rt.now());
+  rt.logger.debug({ ...report }, 'inventory poll done');
+  rt.events.emit('inventory:poll:done', report);
+  return report;
+}
+
+/** Checks, merges and queues one batch; refused records become failed entries of the rejects queue. */
+async function queueBatch(rt: InventoryRuntime, source: string, batch: ChangeBatch): Promise<{ skus: string[]; rejected: number }> {
+  const readAt = rt.now();
+  const good: Array<{ sku: string; entries: Record<string, PendingEntry> }> = [];
+  const rejects: Array<{ reject: FailedEntry; issues: ValidationIssue[] }> = [];
+  for (const record of batch.records) {
+    const checked = checkRecord(record, source, readAt);
+    if ('reject' in checked) rejects.push(checked);
+    else good.push(checked);
+  }
+  for (const record of batch.rejected) {
+    const name = record.issues[0]?.record ?? record.ref;
+    rejects.push({ issues: record.issues, reject: rejectEntry(name, source, record.ref, undefined, record.issues) });
+  }
+  // Merge before adding: a job always finds its values, whichever instance runs it.
+  await rt.state.merge(good);
+  const skus = good.map((item) => item.sku);
+  await enqueueSkus(rt.queue, skus);
+  await recordRejects(rt, source, rejects);
+  return { skus, rejected: rejects.length };
+}
+
+/** Validates a record as the store would and turns its fields into pending entries. */
+function checkRecord(record: SourceRecord, source: string, readAt: number): Checked {
+  const code = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
+  const issues = validateInventoryUpdate({ InternalId: 0, ...record.fields }, code ?? record.ref);
+  if (code === undefined || issues.length > 0) {
+    return { issues, reject: rejectEntry(code ?? record.ref, source, record.ref, record.fields, issues) };
+  }
+  const { cursor } = record;
+  const cursorVersion = cursorToVersion(cursor);
+  const changedAt = isTimestampCursor(cursor) && cursorVersion !== null ? cursorVersion : undefined;
+  const entries: Record<string, PendingEntry> = {};
+  for (const [field, value] of Object.entries(record.fields)) {
+    if (field === 'Code') continue;
+    entries[field] = {
+      value,
+      // A cursor without an order (opaque text, none) is versioned by when it was read.
+      version: cursorVersion ?? readAt,
+      at: readAt,
+      source,
+      ...(changedAt === undefined ? {} : { changedAt }),
+    };
+  }
+  return { sku: code, entries };
+}
+
+function rejectEntry(
+  name: string,
+  source: string,
+  ref: string,
+  fields: Record<string, unknown> | undefined,
+  issues: readonly ValidationIssue[],
+): FailedEntry {
+  const reason = `${source} ${ref}: ${issues.map(formatIssue).join('; ')}`;
+  return {
+    // The same bad row read again (overlap window, next poll) is the same refusal.
+    id: `reject-${createHash('sha256').update(`${source}\n${reason}`).digest('hex').slice(0, 32)}`,
+    name: `reject:${name}`,
+    data: { sku: name, source, ref, ...(fields ? { fields } : {}), issues },
+    reason,
+  };
+}
+
+/** Keeps refused records visible (failed jobs), counted and logged, each refusal once. */
+async function recordRejects(
+  rt: InventoryRuntime,
+  source: string,
+  rejects: ReadonlyArray<{ reject: FailedEntry; issues: readonly ValidationIssue[] }>,
+): Promise<void> {
+  if (rejects.length === 0) return;
+  const added = new Set(await rt.rejects.record(rejects.map((r) => r.reject)));
+  for (const { reject, issues } of rejects) {
+    if (!added.has(reject)) continue;
+    rt.metrics.erpRecordsRejected.inc({ source, reason: issues[0]?.rule ?? 'invalid' });
+    rt.logger.warn({ source, sku: reject.data.sku }, `ERP record refused: ${reject.reason}`);
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * Shapes the inventory flow shares between its producer, worker, reconcile and tests: the job data,
+ * the pending value of a field, and the events tests and metrics subscribe to.
+ */
+import type { Cursor } from '../../erp/types.js';
+
+/** Data of an `inventory` job. Values are not in the job: the worker reads them from the pending state. */
+export interface InventoryJobData {
+  sku: string;
+  /** Send every pending field even if the store already acknowledged the same value. */
+  force?: boolean;
+}
+
+/** A field value waiting to be sent, as stored (JSON) in `inv:pending:{sku}`. */
+export interface PendingEntry {
+  value: unknown;
+  /** Higher is newer; from the record's cursor, or the read time when the cursor has no order. */
+  version: number;
+  /** When it was merged (ms): among equal versions the latest write wins. */
+  at: number;
+  /** The source it came from, for metrics and messages. */
+  source: string;
+  /** Bypass change detection (set by the reconcile: the store was seen to differ). */
+  force?: boolean;
+  /** The ERP change time (ms) when the cursor is a timestamp, for the sync-lag metric. */
+  changedAt?: number;
+}
+
+/**
+ * What a job ended with. `rate_limited` (the store said 429) and `deferred` (another job was writing
+ * the SKU) return the job to the queue without using an attempt.
+ */
+export type JobOutcome = 'completed' | 'skipped' | 'retried' | 'failed' | 'rejected' | 'rate_limited' | 'deferred';
+
+/** One poll of one source. */
+export interface PollReport {
+  source: string;
+  /** Records read, valid and rejected (rows re-read by the overlap or an inclusive cursor count again). */
+  read: number;
+  rejected: number;
+  /** Distinct SKUs whose job was added (or found already waiting). */
+  queued: number;
+  /** The cursor stored after the poll. */
+  cursor: Cursor;
+}
+
+/** A field whose ERP value differs from the store's. */
+export interface FieldDifference {
+  sku: string;
+  field: string;
+  erp: unknown;
+  store: unknown;
+  /** The store site the value was read from, when the reconcile reads by site. */
+  siteId?: number;
+}
+
+/** What a reconcile found and did. */
+export interface ReconcileReport {
+  dryRun: boolean;
+  sources: string[];
+  /** Sites read from the store; `null` stands for "no site filter". */
+  sites: Array<number | null>;
+  erpRecords: number;
+  storeItems: number;
+  /** Field differences in total and per field. */
+  differences: number;
+  perField: Record<string, number>;
+  /** SKUs with at least one difference. */
+  itemsWithDifferences: number;
+  /** The first differences (up to `sampleSize`). */
+  sample: FieldDifference[];
+  /** ERP SKUs the store does not have. */
+  missingOnStore: number;
+  missingSample: string[];
+  /** ERP records that break the store's rules (not queued). */
+  rejected: number;
+  /** Jobs added (on a dry run: the jobs that would be added; nothing is written). */
+  queued: number;
+}
+
+/** Lifecycle events of the inventory flow. */
+export interface InventoryEvents extends Record<string, unknown> {
+  'inventory:poll:done': PollReport;
+  'inventory:poll:failed': { source: string; error: Error };
+  'inventory:job:done': { sku: string; outcome: JobOutcome; fields: string[]; reason?: string };
+  'inventory:reconcile:done': ReconcileReport;
+  'inventory:reconcile:failed': { error: Error };
+}

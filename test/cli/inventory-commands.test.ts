@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { runCli } from '../../src/cli/program.js';
+import { createRedis } from '../../src/queue/connection.js';
+import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { cli } from '../helpers/cli.js';
+import { deleteKeys, listKeys } from '../queue/redis-helpers.js';
+
+const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
+const schema = `cli_${randomUUID().replace(/-/g, '')}`;
+const prefix = `test-${randomUUID()}`;
+const db = new pg.Client({ connectionString: PG_URL });
+const redis = createRedis('redis://127.0.0.1:6379/0');
+let sim: Simulator;
+let dir: string;
+let configFile: string;
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0, items: [{ Code: 'C-1', Stock: 1, Price: 10 }, { Code: 'C-2', Stock: 2, Price: 20 }], sales: 0, users: 0, clients: 0 });
+  await db.connect();
+  await db.query(`CREATE SCHEMA ${schema}`);
+  await db.query(`CREATE TABLE ${schema}.items AS SELECT * FROM (VALUES ('C-1', 1, 10.00), ('C-2', 5, 20.00), ('C-9', 9, 90.00)) AS t(code, stock, price)`);
+  dir = await mkdtemp(join(tmpdir(), 'storesync-cli-inv-'));
+  configFile = join(dir, 'config.yaml');
+  await writeFile(
+    configFile,
+    [
+      'store:',
+      `  baseUrl: ${sim.url}`,
+      '  username: demo',
+      '  password: demo-password',
+      'redis:',
+      `  prefix: ${prefix}`,
+      'log:',
+      '  level: silent',
+      'inventory:',
+      '  sources:',
+      '    - name: erp',
+      '      kind: sql',
+      `      url: ${PG_URL}`,
+      '      schedule: "0 0 0 1 1 *"',
+      '      changes: "SELECT 1 AS cursor"',
+      `      snapshot: 'SELECT code AS "Code", stock AS "Stock", price AS "Price" FROM ${schema}.items'`,
+    ].join('\n'),
+  );
+});
+
+afterAll(async () => {
+  await db.query(`DROP SCHEMA ${schema} CASCADE`);
+  await db.end();
+  await deleteKeys(redis, prefix);
+  redis.disconnect();
+  await rm(dir, { recursive: true, force: true });
+  await sim.close();
+});
+
+describe('storesync resync inventory', () => {
+  it('prints the dry-run plan as JSON and writes nothing to Redis', async () => {
+    const run = await cli(['--config', configFile, 'resync', 'inventory', '--dry-run', '--json']);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(report).toMatchObject({ dryRun: true, differences: 1, perField: { Stock: 1 }, missingOnStore: 1, missingSample: ['C-9'], queued: 1 });
+    expect(await listKeys(redis, prefix)).toEqual([]);
+  });
+
+  it('queues the differences and prints a readable summary', async () => {
+    const run = await cli(['--config', configFile, 'resync', 'inventory', '--sku', 'C-1', 'C-2']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Differences: 1 in 1 SKUs; missing on the store: 0');
+    expect(run.stdout).toContain('Jobs queued: 1');
+    expect(run.stdout).toMatch(/C-2\s+Stock\s+5\s+2/);
+    expect(await redis.llen(`${prefix}:inventory:wait`)).toBe(1);
+  });
+
+  it('draws a progress bar on stderr when stderr is a terminal', async () => {
+    let stderr = '';
+    const code = await runCli(['--config', configFile, 'resync', 'inventory', '--dry-run', '--json'], {
+      env: {},
+      stdout: { write: () => true },
+      stderr: Object.assign({ write: (text: string) => (stderr += text) }, { isTTY: true }),
+      stopSignal: new AbortController().signal,
+    });
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/\r\[#+\] 100% 3\/3\n$/);
+  });
+
+  it('exits with the configuration code for an unknown source', async () => {
+    const run = await cli(['--config', configFile, 'resync', 'inventory', '--source', 'nope', '--dry-run']);
+    expect(run.code).toBe(78);
+    expect(run.stderr).toContain('no source named "nope"');
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * Shared set-up of the inventory tests: a simulator over real HTTP, a configuration under a fresh Redis
+ * prefix, flow dependencies that track their connections, and a way to stage pending values as the
+ * producer would.
+ */
+import { randomUUID } from 'node:crypto';
+
+import type { Redis } from 'ioredis';
+
+import { type Config, configSchema } from '../../../src/config/schema.js';
+import { silentLogger } from '../../../src/log.js';
+import { Metrics } from '../../../src/ops/metrics.js';
+import { createRedis } from '../../../src/queue/connection.js';
+import { type ItemInput, type Simulator, startSimulator } from '../../../src/simulator/index.js';
+import { StoreClient } from '../../../src/store/client.js';
+import type { FlowDeps } from '../../../src/sync/flow.js';
+import { enqueueSkus } from '../../../src/sync/inventory/enqueue.js';
+import type { InventoryRuntime } from '../../../src/sync/inventory/runtime.js';
+import type { PendingEntry } from '../../../src/sync/inventory/types.js';
+import { deleteKeys } from '../../queue/redis-helpers.js';
+
+/** The Redis every test uses (each under its own prefix). */
+export const REDIS_URL = 'redis://127.0.0.1:6379/0';
+
+/** A test's world: its own prefix, simulator, store client and connections. */
+export interface Harness {
+  prefix: string;
+  sim: Simulator;
+  /** Flow dependencies with `overrides` applied to the configuration. */
+  deps(overrides?: Record<string, unknown>): FlowDeps;
+  /** Closes everything the harness opened and deletes the prefix's keys. */
+  close(): Promise<void>;
+}
+
+/** Starts a simulator holding `items` and prepares dependencies under a fresh prefix. */
+export async function createHarness(items: readonly ItemInput[]): Promise<Harness> {
+  const prefix = `test-${randomUUID()}`;
+  const sim = await startSimulator({ port: 0, items, sales: 0, users: 0, clients: 0 });
+  const connections: Redis[] = [];
+  const stores: StoreClient[] = [];
+  const admin = createRedis(REDIS_URL);
+  return {
+    prefix,
+    sim,
+    deps(overrides = {}) {
+      const config = testConfig(prefix, sim.url, overrides);
+      const store = new StoreClient({ config: config.store, logger: silentLogger() });
+      stores.push(store);
+      return {
+        config,
+        store,
+        logger: silentLogger(),
+        metrics: new Metrics({ defaultMetrics: false }),
+        connect: () => {
+          const connection = createRedis(REDIS_URL);
+          connections.push(connection);
+          return connection;
+        },
+      };
+    },
+    async close() {
+      await Promise.all(stores.map((store) => store.close()));
+      for (const connection of connections) connection.disconnect();
+      await deleteKeys(admin, prefix);
+      admin.disconnect();
+      await sim.close();
+    },
+  };
+}
+
+/** The configuration of a test: small backoff, the simulator's credentials, `overrides` merged deeply. */
+export function testConfig(prefix: string, storeUrl: string, overrides: Record<string, unknown> = {}): Config {
+  const base = {
+    store: { baseUrl: storeUrl, username: 'demo', password: 'demo-password', retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 5 } },
+    redis: { url: REDIS_URL, prefix },
+    inventory: { attempts: 3, backoffMs: 10, concurrency: 4 },
+  };
+  return configSchema.parse(mergeDeep(base, overrides));
+}
+
+function mergeDeep(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...a };
+  for (const [key, value] of Object.entries(b)) {
+    const current = out[key];
+    out[key] =
+      value && typeof value === 'object' && !Array.isArray(value) && current && typeof current === 'object' && !Array.isArray(current)
+        ? mergeDeep(current as Record<string, unknown>, value as Record<string, unknown>)
+        : value;
+  }
+  return out;
+}
+
+/** Merges values for `sku` at `version` and queues its job, as a poll would. */
+export async function stage(
+  rt: InventoryRuntime,
+  sku: string,
+  fields: Record<string, unknown>,
+  version: number,
+  options: { force?: boolean; entryForce?: boolean } = {},
+): Promise<void> {
+  const entries: Record<string, PendingEntry> = {};
+  for (const [field, value] of Object.entries(fields)) {
+    entries[field] = { value, version, at: Date.now(), source: 'test', ...(options.entryForce ? { force: true } : {}) };
+  }
+  await rt.state.merge([{ sku, entries }]);
+  await enqueueSkus(rt.queue, [sku], options.force ? { force: true } : {});
+}
+
+/** The accepted writes of one SKU. */
+export function writesOf(sim: Simulator, sku: string) {
+  return sim.writes.filter((write) => write.code === sku);
+}

@@ -1,0 +1,226 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+
+import { createSource, INVENTORY_FIELDS } from '../../../src/erp/index.js';
+import type { FlowDeps } from '../../../src/sync/flow.js';
+import { type InventoryFlow, pollSource, startInventoryFlow } from '../../../src/sync/inventory/index.js';
+import { openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
+import { waitFor } from '../../queue/redis-helpers.js';
+import { createHarness, type Harness, writesOf } from './harness.js';
+
+const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
+const schema = `inv_${randomUUID().replace(/-/g, '')}`;
+const db = new pg.Client({ connectionString: PG_URL });
+const NEVER = '0 0 0 1 1 *';
+
+let h: Harness;
+let http: Server;
+let httpRecords: Array<Record<string, unknown>> = [];
+let csvDir: string;
+const flows: InventoryFlow[] = [];
+
+const items = ['SQL-1', 'SQL-2', 'SQL-3', 'CUR-1', 'CUR-2', 'OVL-1', 'OVL-2', 'BAD-1', 'BAD-2', 'CSV-1', 'CSV-2', 'HTTP-1', 'HTTP-2'].map((Code) => ({
+  Code,
+  Stock: 1,
+  Price: 100,
+}));
+
+beforeAll(async () => {
+  h = await createHarness(items);
+  await db.connect();
+  await db.query(`CREATE SCHEMA ${schema}`);
+  for (const table of ['cron', 'cursor', 'overlap', 'bad', 'backlog']) {
+    await db.query(`CREATE TABLE ${schema}.${table} (code text PRIMARY KEY, stock int, price numeric(12,2), modified timestamptz NOT NULL)`);
+  }
+  csvDir = await mkdtemp(join(tmpdir(), 'storesync-inv-csv-'));
+  http = createServer((req, res) => {
+    const since = new URL(req.url ?? '/', 'http://x').searchParams.get('since');
+    const records = httpRecords.filter((r) => since === null || Date.parse(String(r.cursor)) >= Date.parse(since));
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ items: records }));
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+});
+
+afterEach(async () => {
+  await Promise.all(flows.splice(0).map((flow) => flow.close(1000)));
+});
+
+afterAll(async () => {
+  await db.query(`DROP SCHEMA ${schema} CASCADE`);
+  await db.end();
+  await new Promise((resolve) => http.close(resolve));
+  await rm(csvDir, { recursive: true, force: true });
+  await h.close();
+});
+
+function sqlSource(table: string, schedule = NEVER, limit = 10) {
+  return {
+    name: `pg-${table}`,
+    kind: 'sql',
+    url: PG_URL,
+    schedule,
+    limit,
+    changes:
+      `SELECT code AS "Code", stock AS "Stock", price AS "Price", modified AS cursor FROM ${schema}.${table} ` +
+      'WHERE CAST(:cursor AS timestamptz) IS NULL OR modified >= :cursor ORDER BY modified, code LIMIT :limit',
+  };
+}
+
+async function start(deps: FlowDeps, role: 'all' | 'producer' = 'all'): Promise<InventoryFlow> {
+  const flow = await startInventoryFlow(deps, { role });
+  flows.push(flow);
+  return flow;
+}
+
+/** Resolves when every SKU of `skus` had a job ending with `outcome`. */
+function jobsDone(flow: InventoryFlow, skus: readonly string[], outcome = 'completed'): Promise<void> {
+  const left = new Set(skus);
+  return new Promise((resolve) => {
+    const off = flow.events.on('inventory:job:done', (e) => {
+      if (e.outcome === outcome) left.delete(e.sku);
+      if (left.size === 0) {
+        off();
+        resolve();
+      }
+    });
+  });
+}
+
+describe('inventory producer', () => {
+  it('polls a PostgreSQL source on its cron schedule and the flow writes the changes', async () => {
+    const deps = h.deps({ inventory: { sources: [sqlSource('cron', '*/1 * * * * *')] } });
+    const flow = await start(deps);
+    const done = jobsDone(flow, ['SQL-1', 'SQL-2', 'SQL-3']);
+    await db.query(
+      `INSERT INTO ${schema}.cron VALUES ('SQL-1', 11, 10.5, '2025-01-01T00:00:01Z'), ('SQL-2', 12, 20, '2025-01-01T00:00:02Z'), ('SQL-3', 13, 30, '2025-01-01T00:00:03Z')`,
+    );
+    await done;
+    expect(['SQL-1', 'SQL-2', 'SQL-3'].map((sku) => h.sim.state.items.get(sku)?.item.Stock)).toEqual([11, 12, 13]);
+    expect(writesOf(h.sim, 'SQL-1')[0]?.fields).toEqual({ Stock: 11, Price: 10.5 });
+    const { metrics } = deps;
+    expect((await metrics.syncLag.get()).values.find((v) => v.metricName?.endsWith('_count'))?.value).toBeGreaterThanOrEqual(3);
+    expect((await metrics.lastSuccess.get()).values).toContainEqual(expect.objectContaining({ labels: { flow: 'inventory' } }));
+  });
+
+  it('polls each cron tick on one of two producer instances only', async () => {
+    const config = { inventory: { sources: [sqlSource('cron', '*/1 * * * * *')] } };
+    const instances = [await start(h.deps(config), 'producer'), await start(h.deps(config), 'producer')];
+    const seconds: number[] = [];
+    for (const flow of instances) flow.events.on('inventory:poll:done', () => void seconds.push(Math.floor(Date.now() / 1000)));
+    await waitFor(() => seconds.length >= 3, { message: 'three polls' });
+    expect(new Set(seconds).size).toBe(seconds.length);
+  });
+
+  it('does not move the cursor when queueing fails, and queues the same rows on the next poll', async () => {
+    const deps = h.deps({ inventory: { sources: [sqlSource('cursor')] } });
+    const rt = openInventoryRuntime(deps);
+    const source = createSource(deps.config.inventory.sources[0]!, { fields: INVENTORY_FIELDS, logger: deps.logger });
+    try {
+      await db.query(`INSERT INTO ${schema}.cursor VALUES ('CUR-1', 1, 1, '2025-02-01T00:00:01Z'), ('CUR-2', 2, 2, '2025-02-01T00:00:02Z')`);
+      vi.spyOn(rt.queue, 'addBulk').mockRejectedValueOnce(new Error('Redis went away'));
+      await expect(pollSource(rt, source, { limit: 10 })).rejects.toThrow('Redis went away');
+      expect(await rt.state.getCursor('pg-cursor')).toBeUndefined();
+
+      const report = await pollSource(rt, source, { limit: 10 });
+      expect(report).toMatchObject({ read: 2, queued: 2, rejected: 0, cursor: '2025-02-01T00:00:02.000Z' });
+      expect(await rt.state.getCursor('pg-cursor')).toBe('2025-02-01T00:00:02.000Z');
+      const waiting = (await rt.queue.getWaiting()).map((job) => job.name).filter((name) => name.startsWith('CUR-'));
+      expect(waiting.sort()).toEqual(['CUR-1', 'CUR-2']);
+    } finally {
+      vi.restoreAllMocks();
+      await source.close();
+      await rt.close();
+    }
+  });
+
+  it('keeps reading while batches come back full, so one poll drains a backlog', async () => {
+    const flow = await start(h.deps({ inventory: { sources: [{ ...sqlSource('backlog', NEVER, 2), overlapMs: 0 }] } }), 'producer');
+    await db.query(
+      `INSERT INTO ${schema}.backlog SELECT 'BL-' || i, i, 1, TIMESTAMPTZ '2025-06-01T00:00:00Z' + i * INTERVAL '1 second' FROM generate_series(1, 5) AS i`,
+    );
+    const report = await flow.poll('pg-backlog');
+    expect(report).toMatchObject({ queued: 5, cursor: '2025-06-01T00:00:05.000Z' });
+    // The query's cursor is inclusive (>=): each batch starts with the last row of the one before.
+    expect(report.read).toBe(9);
+  });
+
+  it('re-reads the overlap window: a late row is queued and re-read rows cause no second PUT', async () => {
+    const flow = await start(h.deps({ inventory: { sources: [sqlSource('overlap')] } }));
+    let done = jobsDone(flow, ['OVL-1']);
+    await db.query(`INSERT INTO ${schema}.overlap VALUES ('OVL-1', 5, 5, '2025-03-01T00:01:00Z')`);
+    await flow.poll('pg-overlap');
+    await done;
+    // Committed late with a timestamp 30 s before the cursor: inside the 60 s overlap.
+    await db.query(`INSERT INTO ${schema}.overlap VALUES ('OVL-2', 6, 6, '2025-03-01T00:00:30Z')`);
+    done = Promise.all([jobsDone(flow, ['OVL-2']), jobsDone(flow, ['OVL-1'], 'skipped')]).then(() => undefined);
+    const report = await flow.poll('pg-overlap');
+    await done;
+    expect(report).toMatchObject({ read: 2, queued: 2, cursor: '2025-03-01T00:01:00.000Z' });
+    expect(writesOf(h.sim, 'OVL-1')).toHaveLength(1);
+    expect(writesOf(h.sim, 'OVL-2')).toHaveLength(1);
+  });
+
+  it('refuses a row that breaks a store rule: never queued, kept as a failed reject job with its reason, counted', async () => {
+    const deps = h.deps({ inventory: { sources: [sqlSource('bad')] } });
+    const flow = await start(deps, 'producer');
+    await db.query(`INSERT INTO ${schema}.bad VALUES ('BAD-1', -5, 10, '2025-04-01T00:00:01Z'), ('BAD-2', 3, 10, '2025-04-01T00:00:02Z')`);
+    const report = await flow.poll('pg-bad');
+    expect(report).toMatchObject({ read: 2, rejected: 1, queued: 1 });
+    // The next poll re-reads the row (overlap window): it stays one refusal.
+    await flow.poll('pg-bad');
+    const rejects = flow.queues.find((queue) => queue.name === 'inventory-rejects')!;
+    const [failed, ...others] = await rejects.getFailed();
+    expect(others).toEqual([]);
+    expect(failed?.name).toBe('reject:BAD-1');
+    expect(failed?.failedReason).toBe('pg-bad pg-bad row cursor=2025-04-01T00:00:01.000Z Code=BAD-1: BAD-1: field Stock = -5 breaks "integer 0 to 999999"');
+    const inventory = flow.queues.find((queue) => queue.name === 'inventory')!;
+    expect((await inventory.getWaiting()).map((job) => job.name)).toEqual(['BAD-2']);
+    expect((await deps.metrics.erpRecordsRejected.get()).values).toContainEqual(
+      expect.objectContaining({ labels: { source: 'pg-bad', reason: 'integer 0 to 999999' }, value: 1 }),
+    );
+  });
+
+  it('queues the good rows of a CSV file, refuses the bad one, and the file moves to rejected/', async () => {
+    const dir = join(csvDir, 'drop');
+    await mkdir(dir);
+    await writeFile(join(dir, 'stock.csv'), 'Code;Stock;Price\nCSV-1;7;12,50\nCSV-2;x;1\n');
+    const source = { name: 'csv', kind: 'csv', dir, schedule: NEVER, settleMs: 0, decimalComma: true };
+    const flow = await start(h.deps({ inventory: { sources: [source] } }));
+    const done = jobsDone(flow, ['CSV-1']);
+    const report = await flow.poll('csv');
+    await done;
+    expect(report).toMatchObject({ read: 2, rejected: 1, queued: 1 });
+    expect(writesOf(h.sim, 'CSV-1')[0]?.fields).toEqual({ Stock: 7, Price: 12.5 });
+    expect(writesOf(h.sim, 'CSV-2')).toHaveLength(0);
+    expect(await readdir(dir)).toEqual(['rejected']);
+  });
+
+  it('refuses to start when a source has an invalid cron expression', async () => {
+    const deps = h.deps({ inventory: { sources: [sqlSource('cron', 'every minute')] } });
+    await expect(startInventoryFlow(deps, { role: 'producer' })).rejects.toThrow();
+  });
+
+  it('polls an HTTP source and the flow writes its records', async () => {
+    httpRecords = [
+      { Code: 'HTTP-1', Stock: '21', cursor: '2025-05-01T00:00:01Z' },
+      { Code: 'HTTP-2', Price: '99.90', cursor: '2025-05-01T00:00:02Z' },
+    ];
+    const { port } = http.address() as AddressInfo;
+    const source = { name: 'erp-api', kind: 'http', url: `http://127.0.0.1:${port}/changes`, schedule: NEVER };
+    const flow = await start(h.deps({ inventory: { sources: [source] } }));
+    const done = jobsDone(flow, ['HTTP-1', 'HTTP-2']);
+    const report = await flow.poll('erp-api');
+    await done;
+    expect(report).toMatchObject({ read: 2, queued: 2, cursor: '2025-05-01T00:00:02.000Z' });
+    expect(writesOf(h.sim, 'HTTP-1')[0]?.fields).toEqual({ Stock: 21 });
+    expect(writesOf(h.sim, 'HTTP-2')[0]?.fields).toEqual({ Price: 99.9 });
+  });
+});

@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { createRedis } from '../../../src/queue/connection.js';
+import { InventoryState } from '../../../src/sync/inventory/state.js';
+import type { PendingEntry } from '../../../src/sync/inventory/types.js';
+import { deleteKeys } from '../../queue/redis-helpers.js';
+
+const prefix = `test-${randomUUID()}`;
+const redis = createRedis('redis://127.0.0.1:6379/0');
+const state = new InventoryState(redis, prefix);
+
+afterAll(async () => {
+  await deleteKeys(redis, prefix);
+  redis.disconnect();
+});
+
+const entry = (value: unknown, version: number, at = version, source = 'erp'): PendingEntry => ({ value, version, at, source });
+
+describe('InventoryState.merge', () => {
+  it('keeps per field the value with the highest version, whatever the merge order', async () => {
+    await state.merge([{ sku: 'M-1', entries: { Stock: entry(5, 20), Price: entry(10, 5) } }]);
+    await state.merge([{ sku: 'M-1', entries: { Stock: entry(3, 10), Price: entry(12, 6) } }]);
+    const { pending } = await state.read('M-1');
+    expect(pending.get('Stock')?.entry.value).toBe(5);
+    expect(pending.get('Price')?.entry.value).toBe(12);
+  });
+
+  it('lets the latest write win among equal versions', async () => {
+    await state.merge([{ sku: 'M-2', entries: { Stock: entry(1, 7, 100) } }]);
+    await state.merge([{ sku: 'M-2', entries: { Stock: entry(2, 7, 101) } }]);
+    expect((await state.read('M-2')).pending.get('Stock')?.entry.value).toBe(2);
+  });
+
+  it('merges stock from one source and prices from another into one SKU', async () => {
+    await state.merge([{ sku: 'M-3', entries: { Stock: entry(4, 1, 1, 'stock') } }]);
+    await state.merge([{ sku: 'M-3', entries: { Price: entry(9.5, 1, 1, 'prices') } }]);
+    const { pending } = await state.read('M-3');
+    expect([...pending.keys()].sort()).toEqual(['Price', 'Stock']);
+    expect(pending.get('Price')?.entry.source).toBe('prices');
+  });
+
+  it('keeps millisecond timestamp versions exact', async () => {
+    await state.merge([{ sku: 'M-4', entries: { Stock: entry(1, 1_714_564_800_123) } }]);
+    await state.merge([{ sku: 'M-4', entries: { Stock: entry(2, 1_714_564_800_122, 2e12) } }]);
+    expect((await state.read('M-4')).pending.get('Stock')?.entry).toMatchObject({ value: 1, version: 1_714_564_800_123 });
+  });
+});
+
+describe('InventoryState.settle', () => {
+  it('records applied versions and acked values and clears only the entries that were handled', async () => {
+    await state.merge([{ sku: 'S-1', entries: { Stock: entry(5, 10), Price: entry(20, 10) } }]);
+    const before = await state.read('S-1');
+    // A newer Stock arrives while the first one is being sent.
+    await state.merge([{ sku: 'S-1', entries: { Stock: entry(6, 11) } }]);
+    await state.settle('S-1', [
+      { mode: 'applied', field: 'Stock', read: before.pending.get('Stock')!, ackValue: 5 },
+      { mode: 'applied', field: 'Price', read: before.pending.get('Price')!, ackValue: 20 },
+    ]);
+    const after = await state.read('S-1');
+    expect([...after.pending.keys()]).toEqual(['Stock']);
+    expect(after.pending.get('Stock')?.entry.value).toBe(6);
+    expect(Object.fromEntries(after.applied)).toEqual({ Stock: 10, Price: 10 });
+    expect(Object.fromEntries(after.acked)).toEqual({ Stock: 5, Price: 20 });
+  });
+
+  it('never lowers an applied version', async () => {
+    await state.merge([{ sku: 'S-2', entries: { Stock: entry(5, 10) } }]);
+    let read = await state.read('S-2');
+    await state.settle('S-2', [{ mode: 'applied', field: 'Stock', read: read.pending.get('Stock')!, ackValue: 5 }]);
+    await state.merge([{ sku: 'S-2', entries: { Stock: entry(4, 8) } }]);
+    read = await state.read('S-2');
+    await state.settle('S-2', [{ mode: 'applied', field: 'Stock', read: read.pending.get('Stock')! }]);
+    read = await state.read('S-2');
+    expect(read.applied.get('Stock')).toBe(10);
+    expect(read.acked.get('Stock')).toBe(5);
+    expect(read.pending.size).toBe(0);
+  });
+
+  it('drops an entry without recording it', async () => {
+    await state.merge([{ sku: 'S-3', entries: { Stock: entry(-1, 3) } }]);
+    const read = await state.read('S-3');
+    await state.settle('S-3', [{ mode: 'drop', field: 'Stock', read: read.pending.get('Stock')! }]);
+    const after = await state.read('S-3');
+    expect(after.pending.size + after.applied.size + after.acked.size).toBe(0);
+  });
+});
+
+describe('InventoryState locks', () => {
+  it('gives a SKU lock to one owner at a time and lets only that owner release it', async () => {
+    expect(await state.lock('L-1', 'a', 10_000)).toBe(true);
+    expect(await state.lock('L-1', 'b', 10_000)).toBe(false);
+    await state.unlock('L-1', 'b');
+    expect(await state.lock('L-1', 'b', 10_000)).toBe(false);
+    await state.unlock('L-1', 'a');
+    expect(await state.lock('L-1', 'b', 10_000)).toBe(true);
+  });
+});
+
+describe('InventoryState cursors', () => {
+  it('stores a cursor per source keeping numbers and strings apart', async () => {
+    expect(await state.getCursor('never-polled')).toBeUndefined();
+    await state.setCursor('a', 42);
+    await state.setCursor('b', '42');
+    await state.setCursor('c', null);
+    expect([await state.getCursor('a'), await state.getCursor('b'), await state.getCursor('c')]).toEqual([42, '42', null]);
+  });
+
+  it('reads applied versions of several SKUs at once', async () => {
+    const versions = await state.appliedVersions(['S-1', 'unknown']);
+    expect(Object.fromEntries(versions.get('S-1')!)).toEqual({ Stock: 10, Price: 10 });
+    expect(versions.get('unknown')?.size).toBe(0);
+  });
+});
