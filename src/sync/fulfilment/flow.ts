@@ -10,8 +10,8 @@ import { createSource } from '../../erp/index.js';
 import type { ChangeSource, Cursor } from '../../erp/types.js';
 import type { TypedEmitter } from '../../events.js';
 import { closeWorkerWithin } from '../../ops/worker-shutdown.js';
+import { startSchedule } from '../../queue/schedule.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
-import { type ScheduledRun,scheduleExclusive } from '../sales/schedule.js';
 import { applyFulfilment } from './apply-update.js';
 import { pollFulfilmentSource } from './producer.js';
 import { openFulfilmentRuntime } from './runtime.js';
@@ -53,10 +53,13 @@ export async function startFulfilmentFlow(deps: FlowDeps, { role }: { role: Role
     return pollFulfilmentSource(rt, entry.source, { limit: entry.limit, initialCursor: entry.initialCursor });
   };
 
-  const tasks: ScheduledRun[] = configs.map((sourceConfig) =>
-    scheduleExclusive(
-      { name: `fulfilment:poll:${sourceConfig.name}`, schedule: sourceConfig.schedule, redis: rt.redis, prefix: config.redis.prefix, logger: rt.logger },
-      () =>
+  const schedule = await startSchedule(
+    rt.redis,
+    config.redis.prefix,
+    configs.map((sourceConfig) => ({
+      name: `fulfilment:poll:${sourceConfig.name}`,
+      expression: sourceConfig.schedule,
+      run: () =>
         poll(sourceConfig.name).then(
           () => undefined,
           (error: Error) => {
@@ -64,7 +67,8 @@ export async function startFulfilmentFlow(deps: FlowDeps, { role }: { role: Role
             rt.events.emit('fulfilment:poll:failed', { source: sourceConfig.name, error });
           },
         ),
-    ),
+    })),
+    rt.logger,
   );
   const workerConnection = role === 'producer' ? undefined : deps.connect();
   const worker = workerConnection && startFulfilmentWorker(rt, workerConnection);
@@ -77,7 +81,7 @@ export async function startFulfilmentFlow(deps: FlowDeps, { role }: { role: Role
     workers: worker ? [worker] : [],
     poll,
     async close(timeoutMs = config.shutdown.timeoutMs) {
-      await Promise.all(tasks.map((task) => task.stop()));
+      await schedule.stop();
       if (worker) await closeWorkerWithin(worker, timeoutMs, rt.logger);
       await workerConnection?.quit().catch(() => workerConnection.disconnect());
       await Promise.allSettled([...sources.values()].map((entry) => entry.source.close()));

@@ -9,11 +9,11 @@ import type { SalesSink } from '../../erp/sinks/index.js';
 import { StoreSyncError } from '../../errors.js';
 import type { TypedEmitter } from '../../events.js';
 import { closeWorkerWithin } from '../../ops/worker-shutdown.js';
+import { type Schedule, startSchedule } from '../../queue/schedule.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
 import { runSaleExport } from './export-sale.js';
 import { runPull } from './pull.js';
 import { openSalesRuntime, pullSiteId, type SalesRuntime } from './runtime.js';
-import { type ScheduledRun, scheduleExclusive } from './schedule.js';
 import type { SaleOutcome, SalesEvents } from './types.js';
 import { startSalesWorker } from './worker.js';
 
@@ -42,7 +42,7 @@ export async function startSalesFlow(deps: FlowDeps, options: SalesFlowOptions):
   const runsProducer = options.role !== 'worker' && deps.config.sales.enabled;
   let worker: Worker | undefined;
   let workerConnection: ReturnType<FlowDeps['connect']> | undefined;
-  let pull: ScheduledRun | undefined;
+  let pull: Schedule | undefined;
   try {
     if (runsWorker) {
       await checkSink(rt);
@@ -50,17 +50,20 @@ export async function startSalesFlow(deps: FlowDeps, options: SalesFlowOptions):
       worker = startSalesWorker(rt, workerConnection);
     }
     if (runsProducer) {
-      pull = scheduleExclusive(
-        { name: 'sales-pull', schedule: deps.config.sales.pull.schedule, redis: rt.redis, prefix: deps.config.redis.prefix, logger: rt.logger },
-        async () => {
-          try {
-            rt.events.emit('sales:pull:done', await runPull(rt));
-          } catch (error) {
-            rt.logger.error({ err: (error as Error).message }, 'sales pull failed; the next one covers the same window');
-            rt.events.emit('sales:pull:failed', { error: error as Error });
-          }
+      pull = await startSchedule(rt.redis, deps.config.redis.prefix, [
+        {
+          name: 'sales-pull',
+          expression: deps.config.sales.pull.schedule,
+          run: async () => {
+            try {
+              rt.events.emit('sales:pull:done', await runPull(rt));
+            } catch (error) {
+              rt.logger.error({ err: (error as Error).message }, 'sales pull failed; the next one covers the same window');
+              rt.events.emit('sales:pull:failed', { error: error as Error });
+            }
+          },
         },
-      );
+      ], rt.logger);
     }
   } catch (error) {
     await worker?.close();
