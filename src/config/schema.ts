@@ -12,6 +12,9 @@ const dbUrl = z
   .string()
   .regex(/^(postgres|postgresql|mysql|mariadb):\/\//, 'a postgres://, mysql:// or mariadb:// URL');
 
+/** A table, schema or database name: quoted in SQL, so restricted to plain letters, digits and "_". */
+const sqlIdentifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'letters, digits and "_", not starting with a digit');
+
 /** Store fields an ERP column may be mapped to (matched case-insensitively). */
 const fieldMapping = z.record(z.string(), z.string()).default({});
 
@@ -185,7 +188,16 @@ export const configSchema = z.object({
         .prefault({}),
       sink: z
         .discriminatedUnion('kind', [
-          z.object({ kind: z.literal('sql'), url: dbUrl }),
+          z.object({
+            kind: z.literal('sql'),
+            url: dbUrl,
+            /** Schema (PostgreSQL) or database (MariaDB) of the interface tables; default: the connection's. */
+            schema: sqlIdentifier.optional(),
+            /** Names of the interface tables (see docs/interface-tables.md). */
+            tables: z
+              .object({ sales: sqlIdentifier.default('storesync_sales'), items: sqlIdentifier.default('storesync_sale_items') })
+              .prefault({}),
+          }),
           z.object({
             kind: z.literal('http'),
             url: z.string().url(),
@@ -195,8 +207,12 @@ export const configSchema = z.object({
           z.object({ kind: z.literal('file'), dir: z.string().min(1).default('./out/sales') }),
         ])
         .default({ kind: 'file', dir: './out/sales' }),
+      /** Days the record of an acknowledged sale is kept in Redis (it must outlive the pull window). */
+      stateTtlDays: positiveInt.default(90),
       ack: z
         .object({
+          /** false: export only; the store's sale is left as it is. */
+          enabled: z.boolean().default(true),
           status: z.number().int().default(2),
           statusText: z.string().default('In process'),
           /** Template; {erpRef}, {saleId} and {siteId} are replaced. */
@@ -208,6 +224,14 @@ export const configSchema = z.object({
   fulfillment: z
     .object({
       concurrency: positiveInt.default(4),
+      /** Attempts per shipment update before it fails. */
+      attempts: positiveInt.default(8),
+      /** First retry delay; doubles each attempt. */
+      backoffMs: positiveInt.default(2000),
+      /** Sale statuses an update may set; others are rejected (stores can customise their statuses). */
+      statuses: z.array(z.number().int()).min(1).default([0, 1, 2, 3, 6, -1, -2]),
+      /** Statuses a sale is never moved out of unless the update is forced. */
+      finalStatuses: z.array(z.number().int()).default([6, -1, -2]),
       sources: z.array(sourceSchema).default([]),
     })
     .prefault({}),
