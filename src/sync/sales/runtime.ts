@@ -4,30 +4,18 @@
  * closed with it.
  */
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 
 import type { Config } from '../../config/schema.js';
 import { createSink, type SalesSink } from '../../erp/sinks/index.js';
-import { TypedEmitter } from '../../events.js';
-import type { Logger } from '../../log.js';
-import type { Metrics } from '../../ops/metrics.js';
+import type { TypedEmitter } from '../../events.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
-import type { StoreClient } from '../../store/client.js';
 import type { FlowDeps } from '../flow.js';
+import { closeConnection, type FlowRuntime, openFlowRuntime, retryingJobOptions } from '../runtime.js';
 import { SaleStateStore } from './sale-state.js';
 import type { SalesEvents, SalesJobData } from './types.js';
 
 /** The open resources of the sales flow, shared by its pull, worker and one-off exports. */
-export interface SalesRuntime {
-  readonly config: Readonly<Config>;
-  readonly logger: Logger;
-  readonly metrics: Metrics;
-  readonly store: StoreClient;
-  readonly now: () => number;
-  readonly events: TypedEmitter<SalesEvents>;
-  /** The runtime's own connection (state and queue); workers open theirs with `connect`. */
-  readonly redis: Redis;
-  readonly connect: () => Redis;
+export interface SalesRuntime extends FlowRuntime<SalesEvents> {
   readonly state: SaleStateStore;
   readonly queue: Queue<SalesJobData>;
   readonly sink: SalesSink;
@@ -43,13 +31,7 @@ export interface SalesRuntimeOptions {
 
 /** Job options of every sales job: many retries with exponential backoff, trimmed history. */
 export function salesJobOptions(config: Readonly<Config>) {
-  return {
-    attempts: config.sales.attempts,
-    // Jitter spreads the retries of the many sales that failed together (an ERP outage).
-    backoff: { type: 'exponential' as const, delay: config.sales.backoffMs, jitter: 0.3 },
-    removeOnComplete: { ...config.queue.removeOnComplete },
-    removeOnFail: { ...config.queue.removeOnFail },
-  };
+  return retryingJobOptions(config, config.sales, 0.3);
 }
 
 /** The site a pull and its jobs are keyed by: `sales.pull.siteId`, else `store.siteId`, else none. */
@@ -59,9 +41,9 @@ export function pullSiteId(config: Readonly<Config>): number | null {
 
 /** Opens the runtime. */
 export function openSalesRuntime(deps: FlowDeps, options: SalesRuntimeOptions = {}): SalesRuntime {
-  const redis = deps.connect();
+  const base = openFlowRuntime(deps, 'sales', options.events);
+  const { redis, now } = base;
   const prefix = deps.config.redis.prefix;
-  const now = deps.now ?? Date.now;
   const queue = new Queue<SalesJobData>(QUEUE_NAMES.sales, {
     connection: redis,
     prefix,
@@ -72,14 +54,7 @@ export function openSalesRuntime(deps: FlowDeps, options: SalesRuntimeOptions = 
   const openSink = (): SalesSink =>
     (sink ??= createSink(deps.config.sales.sink, { timeZone: deps.config.store.timeZone, now }));
   return {
-    config: deps.config,
-    logger: deps.logger.child({ component: 'sales' }),
-    metrics: deps.metrics,
-    store: deps.store,
-    now,
-    events: options.events ?? new TypedEmitter<SalesEvents>(),
-    redis,
-    connect: deps.connect,
+    ...base,
     state: new SaleStateStore(redis, prefix, deps.config.sales.stateTtlDays * 86_400),
     queue,
     get sink() {
@@ -88,7 +63,7 @@ export function openSalesRuntime(deps: FlowDeps, options: SalesRuntimeOptions = 
     async close() {
       if (!options.sink && sink) await sink.close();
       await queue.close();
-      await redis.quit().catch(() => redis.disconnect());
+      await closeConnection(redis);
     },
   };
 }
