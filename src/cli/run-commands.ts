@@ -1,6 +1,63 @@
-import type { Command } from 'commander';
+/**
+ * `storesync run`: the daemon, until SIGINT/SIGTERM. `storesync demo`: everything on one machine
+ * (simulated store, sample ERP, daemon) to see storesync work.
+ */
+import { once } from 'node:events';
 
+import { type Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+
+import type { Config } from '../config/schema.js';
+import { startDaemon } from '../daemon.js';
+import { RedisUnavailableError } from '../ops/demo/local-redis.js';
+import { runDemo } from '../ops/demo/run-demo.js';
+import type { Role } from '../sync/flow.js';
 import type { CliContext } from './context.js';
 
-/** Placeholder until this area's commands land. */
-export function registerRunCommands(_program: Command, _ctx: CliContext): void {}
+/** Resolves when `signal` aborts. */
+async function untilAborted(signal: AbortSignal): Promise<void> {
+  if (!signal.aborted) await once(signal, 'abort');
+}
+
+/** Registers `run` and `demo`. */
+export function registerRunCommands(program: Command, ctx: CliContext): void {
+  program
+    .command('run')
+    .description('run the daemon: the sync flows, /metrics, /livez, /readyz and the admin dashboard')
+    .addOption(
+      new Option('--role <role>', 'all: producers and workers; producer: cron pollers only; worker: queue workers only')
+        .choices(['all', 'producer', 'worker'])
+        .default('all'),
+    )
+    .action(async (opts: { role: Role }) => {
+      const config = ctx.config();
+      const logger = ctx.logger();
+      const daemon = await startDaemon({ config, logger }, { role: opts.role });
+      await untilAborted(ctx.io.stopSignal);
+      logger.info({ signal: String(ctx.io.stopSignal.reason ?? 'stop') }, 'stopping: finishing running jobs (a second signal exits at once)');
+      await daemon.close();
+    });
+
+  program
+    .command('demo')
+    .description('run storesync against a simulated store and a sample ERP on this machine (needs only Redis)')
+    .option('--once', 'run one full cycle (ERP -> store, reconcile, sales pull, fulfilment), print a summary and exit')
+    .addOption(new Option('--port <n>', 'HTTP port of the dashboard and metrics (0: any free port)').argParser(port).default(9464))
+    .addOption(new Option('--redis-prefix <prefix>', 'Redis key prefix of the demo (emptied at start)').default('storesync-demo'))
+    .action(async (opts: { once?: boolean; port: number; redisPrefix: string }) => {
+      const logLevel = program.opts<{ logLevel?: Config['log']['level'] }>().logLevel;
+      try {
+        await runDemo({ io: ctx.io, once: opts.once === true, port: opts.port, prefix: opts.redisPrefix, ...(logLevel ? { logLevel } : {}) });
+      } catch (error) {
+        if (!(error instanceof RedisUnavailableError)) throw error;
+        // One line, then a CommanderError: the CLI exits non-zero (2) without printing anything more.
+        ctx.io.stderr.write(`${error.message}\n`);
+        throw new CommanderError(2, 'storesync.redisUnavailable', error.message);
+      }
+    });
+}
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new InvalidArgumentError('a port number from 0 to 65535');
+  return n;
+}

@@ -1,0 +1,181 @@
+/**
+ * The daemon: the flows for a role (producer: cron producers; worker: BullMQ workers; all: both), the
+ * control queue, and the HTTP server (every role), sharing one store client, one metrics registry
+ * and Redis connections. `close()` shuts down gracefully: producers stop, workers get
+ * `shutdown.timeoutMs` to finish before their jobs are returned, connections close.
+ */
+import type { Queue, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+import type { Config } from './config/schema.js';
+import type { Logger } from './log.js';
+import { Readiness } from './ops/health.js';
+import { DASHBOARD_PATH, type HttpServer, startHttpServer } from './ops/http-server.js';
+import { Metrics } from './ops/metrics.js';
+import { collectQueueDepth } from './ops/queue-depth.js';
+import { checkEvictionPolicy, RedisMonitor } from './ops/redis-monitor.js';
+import { WorkerWatchdog } from './ops/worker-watchdog.js';
+import { createRedis, QUEUE_NAMES } from './queue/connection.js';
+import { redactText, registerSecret } from './secrets.js';
+import { StoreClient } from './store/client.js';
+import { flowActions } from './sync/control/flow-actions.js';
+import { type ControlActions, type ControlFlow, startControlFlow } from './sync/control/index.js';
+import type { Flow, FlowDeps, Role } from './sync/flow.js';
+import { type FulfilmentFlow, startFulfilmentFlow } from './sync/fulfilment/index.js';
+import { type InventoryFlow, startInventoryFlow } from './sync/inventory/index.js';
+import { type SalesFlow, startSalesFlow } from './sync/sales/index.js';
+
+/** What the daemon is built from; everything but the config and the logger has a default. */
+export interface DaemonDeps {
+  config: Readonly<Config>;
+  logger: Logger;
+  /** Defaults to a new registry with process metrics. */
+  metrics?: Metrics;
+  /** Defaults to a client built from `config.store`; a client passed in is not closed by the daemon. */
+  store?: StoreClient;
+  now?: () => number;
+  /** What control jobs run; defaults to the inventory reconcile and the sales pull. */
+  controlActions?: ControlActions;
+}
+
+/** A running daemon. */
+export interface Daemon {
+  readonly role: Role;
+  /** Base URL of the HTTP server. */
+  readonly url: string;
+  readonly metrics: Metrics;
+  readonly store: StoreClient;
+  readonly flows: readonly Flow[];
+  readonly control: ControlFlow;
+  readonly inventory: InventoryFlow;
+  readonly sales: SalesFlow;
+  readonly fulfilment: FulfilmentFlow;
+  readonly watchdog: WorkerWatchdog;
+  /** Stops everything; resolves when all is closed. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** A flow may expose its workers so the watchdog can restart them after a Redis outage. */
+function workersOf(flow: Flow): readonly Worker[] {
+  const workers = (flow as { workers?: unknown }).workers;
+  return Array.isArray(workers) ? (workers as Worker[]) : [];
+}
+
+/** Starts the daemon for `role`. */
+export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Promise<Daemon> {
+  const { config } = deps;
+  const { role } = options;
+  const logger = deps.logger.child({ component: 'daemon' });
+  const metrics = deps.metrics ?? new Metrics();
+  const ownStore = deps.store === undefined;
+  const store = deps.store ?? new StoreClient({ config: config.store, logger: deps.logger, metrics, ...(deps.now ? { now: deps.now } : {}) });
+  registerSecret(redisPassword(config.redis.url));
+
+  const monitor = new RedisMonitor(logger);
+  const watchdog = new WorkerWatchdog({ logger });
+  const connections = new Set<Redis>();
+  const connect = (): Redis => {
+    const connection = createRedis(config.redis.url);
+    connections.add(connection);
+    connection.once('end', () => connections.delete(connection));
+    monitor.track(connection);
+    watchdog.watchConnection(connection);
+    return connection;
+  };
+  // Health checks must fail fast while Redis is down instead of queueing the PING until it is back.
+  const health = createRedis(config.redis.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  monitor.track(health);
+  health.once('ready', () => void checkEvictionPolicy(health, logger));
+
+  const flowDeps: FlowDeps = { config, connect, store, logger: deps.logger, metrics, ...(deps.now ? { now: deps.now } : {}) };
+  const flows: Flow[] = [];
+  let http: HttpServer | undefined;
+  let stopCollecting: (() => void) | undefined;
+  let closing: Promise<void> | undefined;
+
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      watchdog.stop();
+      const timeoutMs = config.shutdown.timeoutMs;
+      const results = await Promise.allSettled(flows.map((flow) => flow.close(timeoutMs)));
+      results.forEach((result, i) => {
+        if (result.status === 'rejected') logger.error({ flow: flows[i]?.name, err: result.reason }, 'flow did not close cleanly');
+      });
+      await http?.close();
+      stopCollecting?.();
+      if (ownStore) await store.close();
+      for (const connection of [...connections, health]) connection.disconnect();
+      logger.info('storesync stopped');
+    })();
+    return closing;
+  };
+
+  try {
+    const control = await startControlFlow(flowDeps, { role, actions: deps.controlActions ?? flowActions(flowDeps) });
+    flows.push(control);
+    const dataFlows = await startFlows(flowDeps, role, flows);
+    for (const flow of flows) for (const worker of workersOf(flow)) watchdog.watch(worker);
+
+    const queues = uniqueQueues(flows);
+    // A queue without an `error` listener prints every failed reconnect; the monitor reports outages once.
+    for (const queue of queues) queue.on('error', (error) => logger.debug({ queue: queue.name, err: error }, 'queue error'));
+    stopCollecting = collectQueueDepth(metrics, queues, { logger });
+    http = await startHttpServer({
+      config,
+      logger: deps.logger,
+      metrics,
+      readiness: new Readiness({ redis: health, store }),
+      queues,
+      control: { queueName: QUEUE_NAMES.control, enqueue: (data) => control.enqueue(data) },
+    });
+    logger.info(
+      {
+        role,
+        http: http.url,
+        dashboard: `${http.url}${DASHBOARD_PATH}`,
+        redis: redactText(config.redis.url),
+        prefix: config.redis.prefix,
+        store: redactText(config.store.baseUrl),
+        flows: flows.map((flow) => flow.name),
+      },
+      'storesync started',
+    );
+    const url = http.url;
+    return { role, url, metrics, store, flows, control, ...dataFlows, watchdog, close };
+  } catch (error) {
+    await close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The data flows by name. */
+export interface DataFlows {
+  inventory: InventoryFlow;
+  sales: SalesFlow;
+  fulfilment: FulfilmentFlow;
+}
+
+/** Starts the data flows for `role`, one after the other; each is added to `started` at once so that a failing start closes the others. */
+async function startFlows(deps: FlowDeps, role: Role, started: Flow[]): Promise<DataFlows> {
+  const inventory = await startInventoryFlow(deps, { role });
+  started.push(inventory);
+  const sales = await startSalesFlow(deps, { role });
+  started.push(sales);
+  const fulfilment = await startFulfilmentFlow(deps, { role });
+  started.push(fulfilment);
+  return { inventory, sales, fulfilment };
+}
+
+function uniqueQueues(flows: readonly Flow[]): Queue[] {
+  const byName = new Map<string, Queue>();
+  for (const flow of flows) for (const queue of flow.queues) if (!byName.has(queue.name)) byName.set(queue.name, queue);
+  return [...byName.values()];
+}
+
+function redisPassword(url: string): string | undefined {
+  try {
+    return decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    return undefined;
+  }
+}

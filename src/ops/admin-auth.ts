@@ -1,0 +1,80 @@
+/**
+ * Authentication of everything under /admin: a bearer token or basic credentials, compared in
+ * constant time. Without any credentials configured /admin is refused (403) rather than left open;
+ * missing or wrong credentials get 401 with a Basic challenge so that a browser prompts.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../log.js';
+
+/** Who passed the check: the basic-auth user name, or `token` for the bearer token. */
+export type AdminUser = string;
+
+/** The outcome of checking one request's credentials. */
+export type AdminAuthResult =
+  | { ok: true; user: AdminUser }
+  | { ok: false; status: 401 | 403; message: string };
+
+/** Compares two strings in time independent of where they differ (lengths are hidden by hashing first). */
+export function safeEqual(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b) && expected.length > 0;
+}
+
+/** Checks an `Authorization` header against the configured admin credentials. */
+export function checkAdminAuth(admin: Readonly<Config['admin']>, authorization: string | undefined): AdminAuthResult {
+  const basicConfigured = admin.username !== '' && admin.password !== '';
+  if (admin.token === '' && !basicConfigured) {
+    return {
+      ok: false,
+      status: 403,
+      message: 'admin access is disabled: set admin.token (ADMIN_TOKEN) or admin.username and admin.password (ADMIN_USERNAME, ADMIN_PASSWORD)',
+    };
+  }
+  const denied: AdminAuthResult = { ok: false, status: 401, message: 'admin credentials required' };
+  if (!authorization) return denied;
+  const space = authorization.indexOf(' ');
+  const scheme = (space < 0 ? authorization : authorization.slice(0, space)).toLowerCase();
+  const value = space < 0 ? '' : authorization.slice(space + 1).trim();
+  if (scheme === 'bearer' && admin.token !== '') {
+    return safeEqual(value, admin.token) ? { ok: true, user: 'token' } : denied;
+  }
+  if (scheme === 'basic' && basicConfigured) {
+    const decoded = Buffer.from(value, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) return denied;
+    const user = decoded.slice(0, colon);
+    // Both comparisons always run so that the time does not tell which half was wrong.
+    const userOk = safeEqual(user, admin.username);
+    const passwordOk = safeEqual(decoded.slice(colon + 1), admin.password);
+    return userOk && passwordOk ? { ok: true, user } : denied;
+  }
+  return denied;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the admin hook once the request is authenticated. */
+    adminUser?: AdminUser;
+  }
+}
+
+/** A fastify `onRequest` hook enforcing admin authentication on the routes of its context. */
+export function adminAuthHook(admin: Readonly<Config['admin']>, logger: Logger) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const result = checkAdminAuth(admin, request.headers.authorization);
+    if (result.ok) {
+      request.adminUser = result.user;
+      return;
+    }
+    if (result.status === 401) {
+      if (request.headers.authorization) logger.warn({ ip: request.ip, url: request.url }, 'admin authentication failed');
+      void reply.header('www-authenticate', 'Basic realm="storesync admin", charset="UTF-8"');
+    }
+    await reply.code(result.status).send({ error: result.message });
+  };
+}

@@ -1,0 +1,138 @@
+/**
+ * `storesync demo --once`: one full cycle through the running daemon, each step waited for until its
+ * queue is idle: the ERP exports reach the store, a reconcile runs from the control queue, a sales
+ * pull exports the store's new sales to the file sink and acknowledges them, and a shipment update
+ * from the ERP reaches the store's sale.
+ */
+import type { Queue } from 'bullmq';
+
+import type { Daemon } from '../../daemon.js';
+import { QUEUE_NAMES } from '../../queue/connection.js';
+import type { Simulator } from '../../simulator/index.js';
+import type { ControlJobData } from '../../sync/control/index.js';
+import type { Flow } from '../../sync/flow.js';
+import { type ErpFolders, exportedSaleIds, writeShipments } from './erp-feed.js';
+
+/** What one cycle did. */
+export interface CycleReport {
+  inventory: { rowsRead: number; rowsRejected: number; itemsUpdated: number };
+  reconcile: { storeItems: number; erpRecords: number; differences: number; queued: number; sources: string[] };
+  sales: { exported: number; acknowledged: number; sinkDir: string };
+  fulfilment: { updated: number; trackingCodes: string[] };
+}
+
+/** What a cycle runs against. */
+export interface CycleContext {
+  daemon: Daemon;
+  simulator: Simulator;
+  folders: ErpFolders;
+  /** Source names in the demo config. */
+  sources: { inventory: string; shipments: string };
+  /** Time allowed to each step. */
+  stepTimeoutMs?: number;
+}
+
+/** Polls `check` every 100 ms until it is truthy, failing with `what` after `timeoutMs`. */
+export async function waitUntil<T>(check: () => Promise<T> | T, what: string, timeoutMs: number): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`demo: timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The queue of `flow` named `name`. */
+function queueOf(flow: Flow, name: string): Queue {
+  const queue = flow.queues.find((q) => q.name === name);
+  if (!queue) throw new Error(`demo: flow ${flow.name} has no queue ${name}`);
+  return queue;
+}
+
+/** True when `queue` has nothing waiting, running or scheduled for a retry. */
+export async function queueIdle(queue: Queue): Promise<boolean> {
+  const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+  return Object.values(counts).every((count) => count === 0);
+}
+
+/** Queues a control job and resolves with its result once it completed. */
+async function runControlJob(daemon: Daemon, data: ControlJobData, timeoutMs: number): Promise<unknown> {
+  const id = await daemon.control.enqueue(data);
+  const job = await waitUntil(async () => {
+    const found = await daemon.control.queue.getJob(id);
+    return found?.finishedOn ? found : undefined;
+  }, `control job ${data.action}`, timeoutMs);
+  if (job.failedReason) throw new Error(`demo: ${data.action} failed: ${job.failedReason}`);
+  return job.returnvalue;
+}
+
+function isoDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** Runs the cycle; throws when a step does nothing or does not finish in time. */
+export async function runDemoCycle(ctx: CycleContext): Promise<CycleReport> {
+  const { daemon, simulator, folders } = ctx;
+  const timeoutMs = ctx.stepTimeoutMs ?? 60_000;
+
+  const poll = await daemon.inventory.poll(ctx.sources.inventory);
+  await waitUntil(() => queueIdle(queueOf(daemon.inventory, QUEUE_NAMES.inventory)), 'the inventory queue to drain', timeoutMs);
+  const itemsUpdated = new Set(simulator.writes.map((write) => write.code)).size;
+  if (itemsUpdated === 0) throw new Error('demo: no ERP change reached the store');
+
+  const reconcile = (await runControlJob(
+    daemon,
+    { action: 'inventory-reconcile', skus: [], dryRun: false, force: false, requestedBy: 'demo' },
+    timeoutMs,
+  )) as CycleReport['reconcile'];
+
+  const day = 86_400_000;
+  await runControlJob(
+    daemon,
+    { action: 'sales-pull', from: isoDay(Date.now() - day), to: isoDay(Date.now() + day), dryRun: false, requestedBy: 'demo' },
+    timeoutMs,
+  );
+  await waitUntil(() => queueIdle(queueOf(daemon.sales, QUEUE_NAMES.sales)), 'the sales queue to drain', timeoutMs);
+  const exported = await exportedSaleIds(folders.sales);
+  if (exported.length === 0) throw new Error('demo: no sale was exported to the ERP');
+  const acknowledged = new Set(simulator.saleUpdates.map((update) => update.saleId)).size;
+
+  const shipped = exported.slice(0, 3);
+  await writeShipments(folders.shipments, shipped);
+  await daemon.fulfilment.poll(ctx.sources.shipments);
+  await waitUntil(() => queueIdle(queueOf(daemon.fulfilment, QUEUE_NAMES.fulfillment)), 'the fulfilment queue to drain', timeoutMs);
+  const trackingCodes = simulator.saleUpdates
+    .filter((update) => shipped.includes(update.saleId) && typeof update.fields.TrackingCode === 'string')
+    .map((update) => update.fields.TrackingCode as string);
+  if (trackingCodes.length === 0) throw new Error('demo: no shipment update reached the store');
+
+  return {
+    inventory: { rowsRead: poll.read, rowsRejected: poll.rejected, itemsUpdated },
+    reconcile: {
+      storeItems: reconcile.storeItems,
+      erpRecords: reconcile.erpRecords,
+      differences: reconcile.differences,
+      queued: reconcile.queued,
+      sources: reconcile.sources,
+    },
+    sales: { exported: exported.length, acknowledged, sinkDir: folders.sales },
+    fulfilment: { updated: new Set(trackingCodes).size, trackingCodes: [...new Set(trackingCodes)] },
+  };
+}
+
+/** The summary printed at the end of `--once`. */
+export function formatCycleReport(report: CycleReport): string {
+  const reconcile =
+    report.reconcile.sources.length === 0
+      ? `${report.reconcile.storeItems} store items read; the CSV ERP has no full snapshot to compare (an SQL source has)`
+      : `${report.reconcile.erpRecords} ERP records against ${report.reconcile.storeItems} store items: ${report.reconcile.differences} differences, ${report.reconcile.queued} queued`;
+  return [
+    'storesync demo: one full cycle done',
+    `  ERP -> store   ${report.inventory.rowsRead} rows read (${report.inventory.rowsRejected} rejected), ${report.inventory.itemsUpdated} items updated on the store`,
+    `  reconcile      ${reconcile}`,
+    `  sales -> ERP   ${report.sales.exported} sales exported to ${report.sales.sinkDir}, ${report.sales.acknowledged} acknowledged on the store`,
+    `  fulfilment     ${report.fulfilment.updated} sales marked shipped (${report.fulfilment.trackingCodes.join(', ')})`,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,164 @@
+/**
+ * `storesync demo`: storesync working on one machine with nothing but Node and Redis. It finds (or
+ * starts) Redis, starts the store simulator in-process, fills a sample ERP (CSV drop folders in a temp
+ * directory) and runs the daemon with every role and `examples/demo/config.yaml`. It prints where to
+ * look, then either shows progress until stopped, or (`once`) runs one full cycle and prints what it did.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import type { CliIo } from '../../cli/context.js';
+import { loadConfig, packageRoot } from '../../config/load.js';
+import type { Config } from '../../config/schema.js';
+import { type Daemon, startDaemon } from '../../daemon.js';
+import { createLogger, type Logger } from '../../log.js';
+import { createRedis } from '../../queue/connection.js';
+import { type Simulator, startSimulator } from '../../simulator/index.js';
+import { DASHBOARD_PATH } from '../http-server.js';
+import { Metrics } from '../metrics.js';
+import { type CycleReport, formatCycleReport, runDemoCycle } from './demo-cycle.js';
+import { copySampleExports, createErpFolders, type ErpFolders, exportedSaleIds, writeShipments, writeStockChanges } from './erp-feed.js';
+import { ensureRedis } from './local-redis.js';
+
+/** Items the simulator holds (SKU-000001 …), matching the sample exports. */
+const ITEMS = 200;
+
+/** What the demo is running, for tests that look inside. */
+export interface DemoHandles {
+  config: Readonly<Config>;
+  daemon: Daemon;
+  simulator: Simulator;
+  folders: ErpFolders;
+  token: string;
+}
+
+/** Options of `runDemo`. */
+export interface DemoOptions {
+  io: CliIo;
+  /** Run one cycle and stop. */
+  once: boolean;
+  /** HTTP port of the daemon (0: any free one). */
+  port: number;
+  /** Key prefix in Redis; the demo empties it at start. */
+  prefix: string;
+  /** Log level of the daemon's log lines (on stderr). */
+  logLevel?: Config['log']['level'];
+  /** Called once everything runs, and before shutdown; tests use them to look inside. */
+  hooks?: { started?(handles: DemoHandles): void; stopping?(handles: DemoHandles): Promise<void> };
+}
+
+/** Deletes the keys under `prefix:` (SCAN, never KEYS). */
+async function clearPrefix(url: string, prefix: string): Promise<void> {
+  const redis = createRedis(url);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+function banner(handles: DemoHandles, redisUrl: string, once: boolean): string {
+  const { daemon, simulator, folders, token } = handles;
+  const lines = [
+    once ? 'storesync demo: running one cycle' : 'storesync demo is running',
+    `  dashboard  ${daemon.url}${DASHBOARD_PATH}`,
+    `  metrics    ${daemon.url}/metrics    health: ${daemon.url}/readyz`,
+    `  store      ${simulator.url}  (simulator: ${simulator.url}/__control/writes lists what storesync wrote)`,
+    `  ERP        ${folders.inventory}  (drop CSV exports here; sales arrive in ${folders.sales})`,
+    `  Redis      ${redisUrl}  prefix ${handles.config.redis.prefix}`,
+  ];
+  if (!once) {
+    lines.push(`  admin token  ${token}`, `    (the dashboard asks for a login: user admin, the token as password; or send "Authorization: Bearer <token>")`, '', 'Ctrl-C stops the demo.');
+  }
+  return `${lines.join('\n')}\n\n`;
+}
+
+/** Every few seconds: new ERP stock changes, a new sale on the store, shipments for exported sales. */
+function startFeed(handles: DemoHandles, logger: Logger): () => void {
+  const shipped = new Set<number>();
+  const timer = setInterval(() => {
+    void (async () => {
+      await writeStockChanges(handles.folders.inventory, 5, ITEMS);
+      handles.simulator.addSale({ Status: 1, StatusText: 'Confirmed', SiteId: 1 });
+      const fresh = (await exportedSaleIds(handles.folders.sales)).filter((id) => !shipped.has(id));
+      fresh.forEach((id) => shipped.add(id));
+      await writeShipments(handles.folders.shipments, fresh);
+    })().catch((error: unknown) => logger.warn({ err: error }, 'demo feed failed'));
+  }, 10_000);
+  return () => clearInterval(timer);
+}
+
+/** Every 5 seconds, a progress line when something moved. */
+function startProgress(handles: DemoHandles, io: CliIo): () => void {
+  let last = '';
+  const timer = setInterval(() => {
+    void (async () => {
+      const items = new Set(handles.simulator.writes.map((write) => write.code)).size;
+      const sales = (await exportedSaleIds(handles.folders.sales)).length;
+      const updates = handles.simulator.saleUpdates;
+      const shipped = new Set(updates.filter((update) => update.fields.TrackingCode !== undefined).map((update) => update.saleId)).size;
+      const line = `${handles.simulator.writes.length} inventory writes (${items} items), ${sales} sales exported, ${updates.length} sale updates (${shipped} shipped)`;
+      if (line !== last) io.stdout.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+      last = line;
+    })();
+  }, 5000);
+  return () => clearInterval(timer);
+}
+
+/** Runs the demo; with `once`, resolves with what the cycle did. */
+export async function runDemo(options: DemoOptions): Promise<CycleReport | undefined> {
+  const { io } = options;
+  const redis = await ensureRedis({ url: io.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0', searchPath: io.env.PATH ?? '' });
+  const root = await mkdtemp(join(tmpdir(), 'storesync-demo-'));
+  const cleanups: Array<() => Promise<void>> = [() => redis.stop(), () => rm(root, { recursive: true, force: true })];
+  try {
+    if (redis.started) io.stdout.write(`(no Redis on 127.0.0.1:6379: started redis-server at ${redis.url} for the demo)\n`);
+    await clearPrefix(redis.url, options.prefix);
+    const simulator = await startSimulator({ port: 0, items: ITEMS });
+    cleanups.unshift(() => simulator.close());
+    for (let i = 0; i < 3; i += 1) simulator.addSale({ Status: 1, StatusText: 'Confirmed', SiteId: 1 });
+
+    const folders = await createErpFolders(root);
+    await copySampleExports(join(packageRoot(), 'examples', 'erp', 'inventory'), folders.inventory);
+    const token = randomBytes(24).toString('base64url');
+    const config = loadConfig({
+      env: { STORESYNC_DEMO_DIR: root },
+      configFile: join(packageRoot(), 'examples', 'demo', 'config.yaml'),
+      overrides: {
+        store: { baseUrl: simulator.url },
+        redis: { url: redis.url, prefix: options.prefix },
+        http: { host: '127.0.0.1', port: options.port },
+        admin: { token, username: 'admin', password: token },
+        ...(options.logLevel ? { log: { level: options.logLevel } } : {}),
+      },
+    });
+    const logger = createLogger({ level: config.log.level, destination: io.stderr });
+    const daemon = await startDaemon({ config, logger, metrics: new Metrics() }, { role: 'all' });
+    cleanups.unshift(() => daemon.close());
+    const handles: DemoHandles = { config, daemon, simulator, folders, token };
+    options.hooks?.started?.(handles);
+    io.stdout.write(banner(handles, redis.url, options.once));
+
+    let report: CycleReport | undefined;
+    if (options.once) {
+      report = await runDemoCycle({ daemon, simulator, folders, sources: { inventory: 'demo-erp', shipments: 'demo-shipments' } });
+      io.stdout.write(formatCycleReport(report));
+    } else {
+      const stops = [startFeed(handles, logger), startProgress(handles, io)];
+      if (!io.stopSignal.aborted) await new Promise((resolve) => io.stopSignal.addEventListener('abort', resolve, { once: true }));
+      stops.forEach((stop) => stop());
+      io.stdout.write('stopping the demo...\n');
+    }
+    await options.hooks?.stopping?.(handles);
+    return report;
+  } finally {
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+  }
+}

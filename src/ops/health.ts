@@ -1,0 +1,88 @@
+/**
+ * Readiness: Redis answers PING and the store accepts a login. The store check is cached for a few
+ * seconds (success and failure alike) so that frequent probes neither hammer the login nor lock the
+ * account; concurrent probes share one login.
+ */
+import { redactText } from '../secrets.js';
+import { withTimeout } from './with-timeout.js';
+
+/** The Redis side of the check: only PING is needed. */
+export interface PingClient {
+  ping(): Promise<string>;
+}
+
+/** The store side of the check: a login (the store client's). */
+export interface LoginClient {
+  login(): Promise<unknown>;
+}
+
+/** The result of one dependency check. */
+export interface CheckResult {
+  ok: boolean;
+  /** Why it failed (secrets removed). */
+  error?: string;
+}
+
+/** The body of /readyz. */
+export interface ReadinessReport {
+  ok: boolean;
+  checks: { redis: CheckResult; store: CheckResult };
+}
+
+/** Options of `Readiness`. */
+export interface ReadinessOptions {
+  redis: PingClient;
+  store: LoginClient;
+  /** How long a store check result is reused (10 s). */
+  storeCacheMs?: number;
+  /** Time allowed to each check. */
+  timeoutMs?: number;
+  now?: () => number;
+}
+
+/** Runs the readiness checks. */
+export class Readiness {
+  readonly #redis: PingClient;
+  readonly #store: LoginClient;
+  readonly #cacheMs: number;
+  readonly #timeoutMs: number;
+  readonly #now: () => number;
+  #storeResult: { at: number; result: Promise<CheckResult> } | undefined;
+
+  constructor(options: ReadinessOptions) {
+    this.#redis = options.redis;
+    this.#store = options.store;
+    this.#cacheMs = options.storeCacheMs ?? 10_000;
+    this.#timeoutMs = options.timeoutMs ?? 3000;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Checks Redis now and the store at most once per cache period. */
+  async check(): Promise<ReadinessReport> {
+    const [redis, store] = await Promise.all([this.#checkRedis(), this.#checkStore()]);
+    return { ok: redis.ok && store.ok, checks: { redis, store } };
+  }
+
+  async #checkRedis(): Promise<CheckResult> {
+    return settle(withTimeout(this.#redis.ping(), this.#timeoutMs, 'redis PING'));
+  }
+
+  #checkStore(): Promise<CheckResult> {
+    const now = this.#now();
+    if (!this.#storeResult || now - this.#storeResult.at >= this.#cacheMs) {
+      this.#storeResult = { at: now, result: settle(withTimeout(this.#store.login(), this.#timeoutMs, 'store login')) };
+    }
+    return this.#storeResult.result;
+  }
+}
+
+async function settle(promise: Promise<unknown>): Promise<CheckResult> {
+  try {
+    await promise;
+    return { ok: true };
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const message = error instanceof Error ? error.message : String(error);
+    return { ok: false, error: redactText(typeof code === 'string' ? `${code}: ${message}` : message) };
+  }
+}

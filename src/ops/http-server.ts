@@ -1,0 +1,104 @@
+/**
+ * The HTTP side of the daemon (every role): `/metrics`, `/livez`, `/readyz`, and under `/admin` (always
+ * authenticated) the queue dashboard and the resync endpoints.
+ */
+import type { Queue } from 'bullmq';
+import Fastify, { type FastifyInstance } from 'fastify';
+
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../log.js';
+import type { ControlJobData } from '../sync/control/index.js';
+import { adminAuthHook } from './admin-auth.js';
+import { dashboardAuditHook } from './audit.js';
+import { registerDashboard } from './dashboard.js';
+import type { Readiness } from './health.js';
+import type { Metrics } from './metrics.js';
+import { registerResyncRoutes } from './resync-routes.js';
+
+/** Everything under this prefix requires admin credentials. */
+export const ADMIN_PREFIX = '/admin';
+/** Where the dashboard lives. */
+export const DASHBOARD_PATH = `${ADMIN_PREFIX}/queues`;
+
+/** What the HTTP server serves. */
+export interface HttpServerOptions {
+  config: Readonly<Pick<Config, 'http' | 'admin'>>;
+  logger: Logger;
+  metrics: Metrics;
+  readiness: Readiness;
+  /** Every queue, for the dashboard. */
+  queues: readonly Queue[];
+  control: { queueName: string; enqueue(data: ControlJobData): Promise<string> };
+  /** Time a resync request waits for Redis to queue its job before answering 503. */
+  enqueueTimeoutMs?: number;
+}
+
+/** A listening server. */
+export interface HttpServer {
+  /** `http://host:port` actually bound (port 0 picks one). */
+  readonly url: string;
+  readonly app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+/** Builds the routes without listening. */
+export async function buildHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
+  const logger = options.logger.child({ component: 'http' });
+  const app = Fastify({ logger: false });
+
+  app.addHook('onError', async (request, _reply, error) => {
+    logger.warn({ url: request.url, method: request.method, err: error }, 'request failed');
+  });
+
+  app.get('/livez', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_request, reply) => {
+    const report = await options.readiness.check();
+    return reply.code(report.ok ? 200 : 503).send({ status: report.ok ? 'ready' : 'not ready', ...report });
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    const text = await options.metrics.render();
+    return reply.type(options.metrics.registry.contentType).send(text);
+  });
+
+  app.get('/', async (_request, reply) => reply.redirect(DASHBOARD_PATH));
+
+  await app.register(
+    async (admin) => {
+      admin.addHook('onRequest', adminAuthHook(options.config.admin, logger));
+      const audited = dashboardAuditHook(logger);
+      admin.addHook('onResponse', async (request, reply) => {
+        if (request.url.startsWith(`${DASHBOARD_PATH}/api/`)) await audited(request, reply);
+      });
+      registerResyncRoutes(admin, {
+        logger,
+        enqueue: (data) => options.control.enqueue(data),
+        ...(options.enqueueTimeoutMs ? { timeoutMs: options.enqueueTimeoutMs } : {}),
+      });
+      await registerDashboard(admin, {
+        queues: options.queues,
+        controlQueueName: options.control.queueName,
+        basePath: DASHBOARD_PATH,
+        mountPath: DASHBOARD_PATH.slice(ADMIN_PREFIX.length),
+      });
+      admin.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ error: 'not found' }));
+    },
+    { prefix: ADMIN_PREFIX },
+  );
+  return app;
+}
+
+/** Builds the server and listens on `config.http`. */
+export async function startHttpServer(options: HttpServerOptions): Promise<HttpServer> {
+  const app = await buildHttpServer(options);
+  await app.listen({ host: options.config.http.host, port: options.config.http.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : options.config.http.port;
+  const host = options.config.http.host.includes(':') ? `[${options.config.http.host}]` : options.config.http.host;
+  return {
+    url: `http://${host}:${port}`,
+    app,
+    close: () => app.close(),
+  };
+}

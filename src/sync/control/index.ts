@@ -1,0 +1,81 @@
+/**
+ * The control flow: a `control` queue whose jobs start a resync (inventory reconcile, of every item
+ * or listed SKUs, possibly dry; or a sales re-pull for a date window). Jobs come from the dashboard's
+ * Add-job form and from `POST /admin/resync/...`; the worker role processes them.
+ */
+import { Queue, type Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+import { closeWorkerWithin } from '../../ops/worker-shutdown.js';
+import { QUEUE_NAMES } from '../../queue/connection.js';
+import type { Flow, FlowDeps, Role } from '../flow.js';
+import type { ControlActions } from './actions.js';
+import { type ControlJobData, controlJobName } from './job-data.js';
+import { createControlWorker } from './worker.js';
+
+// The control flow's public surface, so callers import from the folder.
+export type { ControlActions, ReconcileRequest, SalesPullRequest } from './actions.js';
+export { type ControlJobData, controlJobJsonSchema, controlJobName, parseControlJob } from './job-data.js';
+
+/** The running control flow. */
+export interface ControlFlow extends Flow {
+  readonly queue: Queue;
+  /** The worker, in the worker and all roles. */
+  readonly workers: readonly Worker[];
+  /** Queues a validated control job; resolves with its id. */
+  enqueue(data: ControlJobData): Promise<string>;
+}
+
+/** Starts the control queue, and its worker unless the role is `producer`. */
+export async function startControlFlow(deps: FlowDeps, options: { role: Role; actions: ControlActions }): Promise<ControlFlow> {
+  const { config } = deps;
+  const logger = deps.logger.child({ component: 'control' });
+  const connections: Redis[] = [deps.connect()];
+  const queue = new Queue(QUEUE_NAMES.control, {
+    connection: connections[0] as Redis,
+    prefix: config.redis.prefix,
+    defaultJobOptions: {
+      // A resync is an admin decision: when it fails, the admin sees why and retries from the dashboard.
+      attempts: 1,
+      removeOnComplete: config.queue.removeOnComplete,
+      removeOnFail: config.queue.removeOnFail,
+    },
+  });
+  queue.on('error', (error) => logger.debug({ err: error }, 'control queue error'));
+
+  const workers: Worker[] = [];
+  if (options.role !== 'producer') {
+    const connection = deps.connect();
+    connections.push(connection);
+    workers.push(
+      createControlWorker({
+        connection,
+        prefix: config.redis.prefix,
+        queueName: QUEUE_NAMES.control,
+        actions: options.actions,
+        logger,
+        metrics: deps.metrics,
+        removeOnComplete: config.queue.removeOnComplete,
+        removeOnFail: config.queue.removeOnFail,
+        ...(deps.now ? { now: deps.now } : {}),
+      }),
+    );
+  }
+
+  return {
+    name: 'control',
+    queues: [queue],
+    queue,
+    workers,
+    async enqueue(data) {
+      const job = await queue.add(controlJobName(data), data);
+      if (job.id === undefined) throw new Error('BullMQ returned a job without an id');
+      return job.id;
+    },
+    async close(timeoutMs = config.shutdown.timeoutMs) {
+      await Promise.all(workers.map((worker) => closeWorkerWithin(worker, timeoutMs, logger)));
+      await queue.close();
+      for (const connection of connections) connection.disconnect();
+    },
+  };
+}

@@ -1,0 +1,134 @@
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { type DemoHandles, runDemo } from '../../src/ops/demo/run-demo.js';
+import { cli } from '../helpers/cli.js';
+import { freePort, testPrefix } from '../ops/helpers.js';
+import { deleteKeys } from '../queue/redis-helpers.js';
+
+const redis = new Redis('redis://127.0.0.1:6379/0');
+const prefix = testPrefix();
+
+afterAll(async () => {
+  await deleteKeys(redis, prefix);
+  redis.disconnect();
+});
+
+/** Every key and value under `prefix:`, as text. */
+async function dumpPrefix(prefixToDump: string): Promise<string> {
+  const parts: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefixToDump}:*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) {
+      const type = await redis.type(key);
+      parts.push(key);
+      if (type === 'string') parts.push(String(await redis.get(key)));
+      else if (type === 'hash') parts.push(JSON.stringify(await redis.hgetall(key)));
+      else if (type === 'list') parts.push(JSON.stringify(await redis.lrange(key, 0, -1)));
+      else if (type === 'set') parts.push(JSON.stringify(await redis.smembers(key)));
+      else if (type === 'zset') parts.push(JSON.stringify(await redis.zrange(key, 0, -1, 'WITHSCORES')));
+      else if (type === 'stream') parts.push(JSON.stringify(await redis.xrange(key, '-', '+')));
+    }
+  } while (cursor !== '0');
+  return parts.join('\n');
+}
+
+describe('storesync demo --once', () => {
+  it('syncs ERP changes, reconciles, exports and acknowledges sales and applies a shipment, leaking no secret', async () => {
+    let stdout = '';
+    let stderr = '';
+    let handles: DemoHandles | undefined;
+    let metrics = '';
+    const hashes: string[] = [];
+    const report = await runDemo({
+      io: {
+        env: { PATH: process.env.PATH ?? '' },
+        stdout: { write: (text: string) => (stdout += text) },
+        stderr: { write: (text: string) => (stderr += text) },
+        stopSignal: new AbortController().signal,
+      },
+      once: true,
+      port: 0,
+      prefix,
+      logLevel: 'debug',
+      hooks: {
+        started: (h) => {
+          handles = h;
+        },
+        stopping: async (h) => {
+          metrics = await (await fetch(`${h.daemon.url}/metrics`)).text();
+          hashes.push(...h.simulator.state.hashes.keys());
+        },
+      },
+    });
+
+    expect(report?.inventory.itemsUpdated).toBeGreaterThan(100);
+    expect(report?.sales.exported).toBeGreaterThan(0);
+    expect(report?.sales.acknowledged).toBeGreaterThanOrEqual(report?.sales.exported ?? 1);
+    expect(report?.fulfilment.updated).toBeGreaterThan(0);
+    expect(stdout).toContain('one full cycle done');
+    expect(stdout).toMatch(/ERP -> store\s+\d+ rows read/);
+    expect(stdout).toContain('/admin/queues');
+    expect(metrics).toContain('storesync_jobs_total{queue="inventory",outcome="completed"}');
+
+    const secrets = [handles?.token, handles?.config.store.password, ...hashes].filter((s): s is string => typeof s === 'string' && s.length > 0);
+    expect(hashes.length).toBeGreaterThan(0);
+    expect(secrets.length).toBeGreaterThan(2);
+    const stored = await dumpPrefix(prefix);
+    expect(stored.length).toBeGreaterThan(0);
+    for (const secret of secrets) {
+      expect(stderr, 'logs').not.toContain(secret);
+      expect(metrics, '/metrics').not.toContain(secret);
+      expect(stored, 'Redis').not.toContain(secret);
+    }
+    expect(stderr).toContain('"level":"debug"');
+  });
+
+  it('says in one line to install redis-server when no Redis answers and none can be started', async () => {
+    const result = await cli(['demo', '--once', '--port', '0'], { REDIS_URL: `redis://127.0.0.1:${await freePort()}/0`, PATH: '/nonexistent' });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain('install');
+    expect(result.stderr).toContain('redis-server');
+  });
+});
+
+describe('storesync demo', () => {
+  it('prints the URLs and the admin token, serves the dashboard with them, and stops on the signal', async () => {
+    const controller = new AbortController();
+    let stdout = '';
+    let dashboardStatus = 0;
+    const demoPrefix = testPrefix();
+    try {
+      await runDemo({
+        io: {
+          env: { PATH: process.env.PATH ?? '' },
+          stdout: { write: (text: string) => (stdout += text) },
+          stderr: { write: () => undefined },
+          stopSignal: controller.signal,
+        },
+        once: false,
+        port: 0,
+        prefix: demoPrefix,
+        hooks: {
+          started: (h) => {
+            void fetch(`${h.daemon.url}/admin/queues`, { headers: { authorization: `Bearer ${h.token}` } }).then((response) => {
+              dashboardStatus = response.status;
+              controller.abort('SIGINT');
+            });
+          },
+        },
+      });
+    } finally {
+      await deleteKeys(redis, demoPrefix);
+    }
+    expect(dashboardStatus).toBe(200);
+    expect(stdout).toMatch(/dashboard\s+http:\/\/127\.0\.0\.1:\d+\/admin\/queues/);
+    expect(stdout).toMatch(/metrics\s+http:\/\/127\.0\.0\.1:\d+\/metrics/);
+    expect(stdout).toMatch(/store\s+http:\/\/127\.0\.0\.1:\d+/);
+    expect(stdout).toMatch(/admin token\s+\S{20,}/);
+    expect(stdout).toContain('stopping the demo');
+  });
+});

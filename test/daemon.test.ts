@@ -1,0 +1,155 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+import { type Daemon, startDaemon } from '../src/daemon.js';
+import { Metrics } from '../src/ops/metrics.js';
+import { type Simulator,startSimulator } from '../src/simulator/index.js';
+import type { ControlActions } from '../src/sync/control/actions.js';
+import { logCollector, testConfig, testPrefix } from './ops/helpers.js';
+import { deleteKeys, waitFor } from './queue/redis-helpers.js';
+
+const TOKEN = 'daemon-test-token-abcdef';
+const redis = new Redis('redis://127.0.0.1:6379/0');
+const prefixes: string[] = [];
+let sim: Simulator;
+let daemon: Daemon | undefined;
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0 });
+});
+
+afterEach(async () => {
+  await daemon?.close();
+  daemon = undefined;
+});
+
+afterAll(async () => {
+  await sim.close();
+  for (const prefix of prefixes) await deleteKeys(redis, prefix);
+  redis.disconnect();
+});
+
+function config(overrides: Record<string, unknown> = {}) {
+  const prefix = testPrefix();
+  prefixes.push(prefix);
+  return testConfig({
+    redis: { prefix },
+    store: { baseUrl: sim.url, username: 'demo', password: 'demo-password', siteId: 1 },
+    admin: { token: TOKEN },
+    sales: { enabled: false },
+    ...overrides,
+  });
+}
+
+/** A reconcile that runs until `release()` or until its abort signal fires. */
+function latchedActions() {
+  let release: (() => void) | undefined;
+  const started: string[] = [];
+  const actions: ControlActions = {
+    reconcile: ({ signal, skus }) =>
+      new Promise((resolve) => {
+        started.push(skus.join(','));
+        release = () => resolve({ finished: true });
+        signal.addEventListener('abort', () => resolve({ aborted: true }), { once: true });
+      }),
+    pullSales: async () => ({ pulled: 0 }),
+  };
+  return { actions, started, release: () => release?.() };
+}
+
+async function enqueueResync(d: Daemon, body: unknown): Promise<string> {
+  const response = await fetch(`${d.url}/admin/resync/inventory`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(response.status).toBe(202);
+  return ((await response.json()) as { jobId: string }).jobId;
+}
+
+describe('storesync daemon', () => {
+  it('starts every flow in the all role, serves health and metrics, and logs one start line without secrets', async () => {
+    const logs = logCollector('info');
+    daemon = await startDaemon({ config: config(), logger: logs.logger, metrics: new Metrics() }, { role: 'all' });
+    expect(daemon.flows.map((flow) => flow.name)).toEqual(['control', 'inventory', 'sales', 'fulfillment']);
+    const d = daemon;
+    await waitFor(async () => (await fetch(`${d.url}/readyz`)).status === 200, { message: '/readyz to answer 200' });
+    const metrics = await (await fetch(`${d.url}/metrics`)).text();
+    expect(metrics).toContain('storesync_store_logins_total{outcome="success"}');
+    expect(metrics).toMatch(/storesync_queue_jobs\{queue="inventory",state="waiting"\} \d+/);
+    const start = logs.lines().filter((line) => line.msg === 'storesync started');
+    expect(start).toHaveLength(1);
+    expect(start[0]).toMatchObject({ role: 'all', http: d.url });
+    expect(logs.text()).not.toContain('demo-password');
+    expect(logs.text()).not.toContain(TOKEN);
+  });
+
+  it('runs no workers in the producer role and still serves HTTP', async () => {
+    daemon = await startDaemon({ config: config(), logger: logCollector().logger }, { role: 'producer' });
+    expect(daemon.control.workers).toHaveLength(0);
+    expect((await fetch(`${daemon.url}/livez`)).status).toBe(200);
+  });
+
+  it('processes control jobs in the worker role', async () => {
+    const latch = latchedActions();
+    daemon = await startDaemon({ config: config(), logger: logCollector().logger, controlActions: latch.actions }, { role: 'worker' });
+    const d = daemon;
+    const jobId = await enqueueResync(d, { skus: ['SKU-000001'] });
+    await waitFor(() => latch.started.length === 1, { message: 'the job to start' });
+    latch.release();
+    await waitFor(async () => (await d.control.queue.getJobState(jobId)) === 'completed', { message: 'the control job to complete' });
+  });
+
+  it('lets a running job finish when it ends before the shutdown deadline', async () => {
+    const latch = latchedActions();
+    daemon = await startDaemon(
+      { config: config({ shutdown: { timeoutMs: 20_000 } }), logger: logCollector().logger, controlActions: latch.actions },
+      { role: 'all' },
+    );
+    const d = daemon;
+    const jobId = await enqueueResync(d, { skus: ['A-1'] });
+    await waitFor(() => latch.started.length === 1, { message: 'the job to start' });
+    const closed = d.close();
+    // The job is still running while the daemon waits for it.
+    expect(await d.control.queue.getJobState(jobId)).toBe('active');
+    latch.release();
+    await closed;
+    daemon = undefined;
+    const key = `${d.control.queue.opts.prefix}:control:${jobId}`;
+    expect(await redis.hget(key, 'returnvalue')).toBe(JSON.stringify({ finished: true }));
+    expect(await redis.hget(key, 'finishedOn')).not.toBeNull();
+  });
+
+  it('returns a job still running at the shutdown deadline to the queue and resolves', async () => {
+    const latch = latchedActions();
+    const cfg = config({ shutdown: { timeoutMs: 300 } });
+    daemon = await startDaemon({ config: cfg, logger: logCollector().logger, controlActions: latch.actions }, { role: 'all' });
+    const d = daemon;
+    const jobId = await enqueueResync(d, { skus: ['B-2'] });
+    await waitFor(() => latch.started.length === 1, { message: 'the job to start' });
+    await d.close();
+    daemon = undefined;
+    expect(await redis.lrange(`${cfg.redis.prefix}:control:wait`, 0, -1)).toContain(jobId);
+    expect(await redis.hget(`${cfg.redis.prefix}:control:${jobId}`, 'failedReason')).toBeNull();
+    expect(await redis.hget(`${cfg.redis.prefix}:control:${jobId}`, 'finishedOn')).toBeNull();
+  });
+
+  it('trims finished jobs to queue.removeOnComplete so Redis stays bounded', async () => {
+    const actions: ControlActions = { reconcile: async () => ({ ok: true }), pullSales: async () => ({ ok: true }) };
+    const cfg = config({ queue: { removeOnComplete: { age: 3600, count: 3 }, removeOnFail: { age: 3600, count: 3 } } });
+    daemon = await startDaemon({ config: cfg, logger: logCollector().logger, controlActions: actions }, { role: 'all' });
+    const d = daemon;
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i += 1) ids.push(await enqueueResync(d, { skus: [`SKU-${i}`] }));
+    await waitFor(async () => (await d.control.queue.getJobState(ids.at(-1) as string)) === 'completed', { message: 'the last job' });
+    const counts = await d.control.queue.getJobCounts('completed');
+    expect(counts.completed).toBeLessThanOrEqual(3);
+    for (const flow of d.flows) {
+      // inventory-rejects jobs are born failed: their trimming is applied as they are failed.
+      for (const queue of flow.queues.filter((q) => q.name !== 'inventory-rejects')) {
+        expect(queue.defaultJobOptions.removeOnComplete, `${queue.name} removeOnComplete`).toEqual(cfg.queue.removeOnComplete);
+        expect(queue.defaultJobOptions.removeOnFail, `${queue.name} removeOnFail`).toEqual(cfg.queue.removeOnFail);
+      }
+    }
+  });
+});

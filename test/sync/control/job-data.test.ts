@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+
+import { controlJobJsonSchema, controlJobName, parseControlJob } from '../../../src/sync/control/job-data.js';
+
+describe('control job data', () => {
+  it('accepts the Add-job form default and every example of its JSON schema', () => {
+    const schema = controlJobJsonSchema();
+    for (const example of [schema.default, ...(schema.examples as unknown[])]) {
+      expect(parseControlJob(example).ok, JSON.stringify(example)).toBe(true);
+    }
+  });
+
+  it('fills the defaults of a bare reconcile', () => {
+    expect(parseControlJob({ action: 'inventory-reconcile' })).toEqual({
+      ok: true,
+      value: { action: 'inventory-reconcile', skus: [], dryRun: false, force: false },
+    });
+  });
+
+  it.each([
+    [{}, 'action'],
+    [{ action: 'reindex' }, 'action'],
+    [{ action: 'inventory-reconcile', skus: [7] }, 'skus[0]'],
+    [{ action: 'inventory-reconcile', extra: 1 }, 'extra'],
+    [{ action: 'sales-pull', from: '2024-02-30', to: '2024-03-01' }, 'from'],
+    [{ action: 'sales-pull', from: '2024-03-02', to: '2024-03-01' }, 'to'],
+    [{ action: 'sales-pull', from: '2024-03-01' }, 'to'],
+  ])('refuses %j naming %s', (data, field) => {
+    const result = parseControlJob(data);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.issues.map((issue) => issue.field)).toContain(field);
+  });
+
+  it('names jobs after what they do', () => {
+    const base = { skus: [] as string[], dryRun: false, force: false };
+    expect(controlJobName({ action: 'inventory-reconcile', ...base })).toBe('reconcile');
+    expect(controlJobName({ action: 'inventory-reconcile', ...base, dryRun: true })).toBe('reconcile:dry-run');
+    expect(controlJobName({ action: 'inventory-reconcile', ...base, skus: ['A', 'B', 'C', 'D', 'E', 'F', 'G'] })).toBe('reconcile:A,B,C,D,E,+2');
+    expect(controlJobName({ action: 'sales-pull', from: '2024-01-01', to: '2024-01-31', dryRun: false })).toBe('sales-pull:2024-01-01..2024-01-31');
+  });
+});
