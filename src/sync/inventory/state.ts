@@ -60,6 +60,16 @@ end
 return 1
 `;
 
+/** Takes the lock when it is free or already ours (re-entry after a crash, and renewal), for ARGV[2] ms. */
+const LOCK = `
+local current = redis.call('GET', KEYS[1])
+if current == false or current == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+`;
+
 /** Deletes the lock only if this owner still holds it (an expired lock may belong to another worker now). */
 const UNLOCK = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -71,6 +81,7 @@ return 0
 interface ScriptCommands {
   invMerge(pendingKey: string, ...fieldAndJson: string[]): Promise<number>;
   invSettle(pendingKey: string, appliedKey: string, ackedKey: string, ...args: string[]): Promise<number>;
+  invLock(lockKey: string, owner: string, ttlMs: number): Promise<number>;
   invUnlock(lockKey: string, owner: string): Promise<number>;
 }
 
@@ -104,6 +115,7 @@ export class InventoryState {
     this.#prefix = prefix;
     redis.defineCommand('invMerge', { numberOfKeys: 1, lua: MERGE });
     redis.defineCommand('invSettle', { numberOfKeys: 3, lua: SETTLE });
+    redis.defineCommand('invLock', { numberOfKeys: 1, lua: LOCK });
     redis.defineCommand('invUnlock', { numberOfKeys: 1, lua: UNLOCK });
   }
 
@@ -155,10 +167,11 @@ export class InventoryState {
   /**
    * Takes the SKU's write lock for `ttlMs`. Deduplication already keeps one job per SKU running, but a
    * failed job retried from the dashboard (or a stalled one recovered) runs beside a newer job: the
-   * lock keeps their PUTs from crossing, which could leave an older value on the store.
+   * lock keeps their PUTs from crossing, which could leave an older value on the store. The owner that
+   * holds it may take it again: that renews it, and lets a job restarted after a crash continue.
    */
   async lock(sku: string, owner: string, ttlMs: number): Promise<boolean> {
-    return (await this.#redis.set(this.#key('lock', sku), owner, 'PX', ttlMs, 'NX')) === 'OK';
+    return (await (this.#redis as unknown as ScriptCommands).invLock(this.#key('lock', sku), owner, ttlMs)) === 1;
   }
 
   /** Releases the SKU's write lock if `owner` still holds it. */

@@ -39,8 +39,12 @@ const QUEUE = QUEUE_NAMES.inventory;
  */
 const UNLIMITED = { max: 1_000_000, duration: 1000 };
 
-/** Longest a SKU's write lock is held if its worker dies mid-job (a PUT times out well before). */
-const LOCK_TTL_MS = 120_000;
+/**
+ * A SKU's write lock lives this long unless renewed; it is renewed while the job runs, so a worker
+ * killed mid-job holds up the SKU's next job for at most this long (its own job, restarted after the
+ * stall check, takes the lock back at once: the owner is the job id).
+ */
+const LOCK_TTL_MS = 15_000;
 
 /** Starts a worker on the inventory queue; `connection` is its own (the caller closes it after the worker). */
 export function createInventoryWorker(rt: InventoryRuntime, connection: Redis): Worker<InventoryJobData, InventoryJobResult> {
@@ -68,16 +72,18 @@ async function processInventoryJob(rt: InventoryRuntime, job: Job<InventoryJobDa
     rt.metrics.jobDuration.observe({ queue: QUEUE }, (rt.now() - started) / 1000);
     rt.events.emit('inventory:job:done', { sku, outcome, fields, ...(reason === undefined ? {} : { reason }) });
   };
-  const owner = `${job.id}:${token ?? ''}`;
+  const owner = String(job.id);
   if (!(await rt.state.lock(sku, owner, LOCK_TTL_MS))) {
     // Not an attempt: the job comes back after a short delay, once the other write is done.
     await job.moveToDelayed(rt.now() + rt.config.inventory.backoffMs, token);
     done('deferred', []);
     throw new DelayedError();
   }
+  const renew = setInterval(() => void rt.state.lock(sku, owner, LOCK_TTL_MS).catch(() => undefined), LOCK_TTL_MS / 3);
   try {
     return await writeSku(rt, job, done);
   } finally {
+    clearInterval(renew);
     await rt.state.unlock(sku, owner);
   }
 }

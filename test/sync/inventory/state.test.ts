@@ -96,6 +96,13 @@ describe('InventoryState locks', () => {
     await state.unlock('L-1', 'a');
     expect(await state.lock('L-1', 'b', 10_000)).toBe(true);
   });
+
+  it('lets the owner of a SKU lock take it again, renewing it (a job restarted after its worker died)', async () => {
+    expect(await state.lock('L-2', 'job-7', 50)).toBe(true);
+    expect(await state.lock('L-2', 'job-7', 10_000)).toBe(true);
+    expect(await redis.pttl(`${prefix}:state:inv:lock:L-2`)).toBeGreaterThan(1000);
+    expect(await state.lock('L-2', 'job-8', 10_000)).toBe(false);
+  });
 });
 
 describe('InventoryState cursors', () => {
