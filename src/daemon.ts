@@ -4,7 +4,7 @@
  * and Redis connections. `close()` shuts down gracefully: producers stop, workers get
  * `shutdown.timeoutMs` to finish before their jobs are returned, connections close.
  */
-import type { Queue, Worker } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 import type { Config } from './config/schema.js';
@@ -53,12 +53,6 @@ export interface Daemon {
   readonly watchdog: WorkerWatchdog;
   /** Stops everything; resolves when all is closed. Safe to call twice. */
   close(): Promise<void>;
-}
-
-/** A flow may expose its workers so the watchdog can restart them after a Redis outage. */
-function workersOf(flow: Flow): readonly Worker[] {
-  const workers = (flow as { workers?: unknown }).workers;
-  return Array.isArray(workers) ? (workers as Worker[]) : [];
 }
 
 /** Starts the daemon for `role`. */
@@ -114,7 +108,7 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
     const control = await startControlFlow(flowDeps, { role, actions: deps.controlActions ?? flowActions(flowDeps) });
     flows.push(control);
     const dataFlows = await startFlows(flowDeps, role, flows);
-    for (const flow of flows) for (const worker of workersOf(flow)) watchdog.watch(worker);
+    for (const flow of flows) for (const worker of flow.workers ?? []) watchdog.watch(worker);
 
     const queues = uniqueQueues(flows);
     // A queue without an `error` listener prints every failed reconnect; the monitor reports outages once.

@@ -14,8 +14,6 @@ import { formatIssue } from '../errors.js';
 import { maskSecrets } from '../secrets.js';
 import { controlJobJsonSchema, controlJobName, parseControlJob } from '../sync/control/index.js';
 
-type BoardServerAdapter = Parameters<typeof createBullBoard>[0]['serverAdapter'];
-
 /** What each queue's card says on the dashboard. */
 const DESCRIPTIONS: Readonly<Record<string, string>> = {
   inventory: 'ERP stock and price changes sent to the store, one job per SKU',
@@ -52,9 +50,7 @@ export async function registerDashboard(app: FastifyInstance, options: Dashboard
   serverAdapter.setBasePath(options.basePath);
   createBullBoard({
     queues: adapters,
-    // @bull-board/fastify 9.10.1 pins @bull-board/api 9.10.1, whose private fields make TypeScript see its
-    // adapter as a different type from 9.10.2's; at run time the two share the same shape.
-    serverAdapter: serverAdapter as unknown as BoardServerAdapter,
+    serverAdapter,
     options: { uiConfig: { boardTitle: 'storesync', hideDocsLink: true } },
   });
 

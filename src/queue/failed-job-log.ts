@@ -33,6 +33,8 @@ export interface FailedJobLogOptions {
   removeOnFail: KeepJobs;
   /** Leave the queue's metadata in Redis untouched (a read-only run such as a dry run). */
   skipMetasUpdate?: boolean;
+  /** Receives connection errors of the log's queue and worker (a Redis outage). */
+  onError?: (error: Error) => void;
 }
 
 /** Data stored on each failed entry; the reason travels with the job so any instance can fail it. */
@@ -60,6 +62,11 @@ export class FailedJobLog {
       autorun: false,
     });
     this.#removeOnFail = options.removeOnFail;
+    // Without listeners BullMQ prints raw connection errors during a Redis outage; the daemon already
+    // reports the outage once, so these go to the caller's handler (debug logs) only.
+    const onError = options.onError ?? (() => undefined);
+    this.queue.on('error', onError);
+    this.#worker.on('error', onError);
   }
 
   /** Adds the entries not already in the queue, moves every waiting entry to failed; returns those added. */

@@ -2,7 +2,7 @@
  * What the flows (inventory, sales, fulfilment) share: their dependencies, passed in, and the handle
  * the daemon uses to stop them.
  */
-import type { Queue } from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 import type { Config } from '../config/schema.js';
@@ -29,6 +29,8 @@ export interface Flow {
   readonly name: string;
   /** The flow's queues, for the dashboard and the queue-depth metric. */
   readonly queues: readonly Queue[];
+  /** The flow's BullMQ workers in this process (none in the producer role), for the Redis watchdog. */
+  readonly workers?: readonly Worker[];
   /** Stops producers, lets workers finish within `timeoutMs`, closes connections. */
   close(timeoutMs?: number): Promise<void>;
 }

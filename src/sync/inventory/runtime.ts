@@ -48,6 +48,7 @@ export function openInventoryRuntime(deps: FlowDeps, options: RuntimeOptions = {
     queueName: QUEUE_NAMES.inventoryRejects,
     removeOnFail: { ...deps.config.queue.removeOnFail },
     skipMetasUpdate,
+    onError: (error) => base.logger.debug({ err: error.message }, 'inventory rejects queue: connection error'),
   });
   return {
     ...base,
