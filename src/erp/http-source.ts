@@ -14,7 +14,7 @@ import { bodyExcerpt } from '../store/errors.js';
 import { toCursor } from './cursor.js';
 import { pollChanges, pollSettingsFor } from './polling.js';
 import type { SourceDeps } from './source-deps.js';
-import type { ChangeSource, Cursor } from './types.js';
+import type { ChangeSource, Cursor, ReadOptions } from './types.js';
 
 /** The array at a dotted path (`data.items`; `''` is the body itself), or undefined. */
 export function recordsAt(body: unknown, path: string): unknown {
@@ -93,7 +93,8 @@ export function createHttpSource(config: HttpSourceConfig, deps: SourceDeps): Ch
   return {
     name: config.name,
     kind: 'http',
-    readChanges: (cursor: Cursor, limit: number) => pollChanges(cursor ?? initialCursor, limit, settings, fetchRecords),
+    readChanges: (cursor: Cursor, limit: number, options?: ReadOptions) =>
+      pollChanges(cursor ?? initialCursor, limit, settings, fetchRecords, options),
     close: () => agent.close(),
   };
 }

@@ -4,16 +4,18 @@
  * (timestamp cursors only) so that rows committed late with an older timestamp are still read; the
  * re-read rows are harmless because every store write is an idempotent "set".
  *
- * A full batch that makes no progress (every row shares one cursor, or none is past the last cursor)
- * would return the same rows forever, so the poll asks again with twice the limit, up to
- * `TIE_LIMIT_FACTOR` times the configured limit, and then fails loudly.
+ * The overlap applies to the first read of a poll only; the reads that continue it start at the last
+ * cursor of the previous batch (`resumeFrom`), so a busy overlap window is paged through once instead
+ * of being re-read by every round. A full batch whose rows all share one cursor would return the same
+ * rows forever, so the read asks again with twice the limit, up to `TIE_LIMIT_FACTOR` times the
+ * configured limit, and then fails loudly.
  */
 import { ErpError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { compareCursors, maxCursor, pollStart, toCursor } from './cursor.js';
 import { type FieldCatalog, normalizeRecord } from './fields.js';
 import { ignoredColumnLogger, type SourceDeps } from './source-deps.js';
-import type { ChangeBatch, Cursor, RejectedRecord, SourceRecord } from './types.js';
+import type { ChangeBatch, Cursor, ReadOptions, RejectedRecord, SourceRecord } from './types.js';
 
 /** How far a poll may raise its limit to get past a group of rows sharing one cursor. */
 export const TIE_LIMIT_FACTOR = 64;
@@ -91,8 +93,14 @@ export function toBatchParts(rows: readonly Record<string, unknown>[], settings:
 }
 
 /** Reads one batch of changes after `cursor`, raising the limit past tie groups; see the module comment. */
-export async function pollChanges(cursor: Cursor, limit: number, settings: PollSettings, read: RowReader): Promise<ChangeBatch> {
-  const start = pollStart(cursor, settings.overlapMs);
+export async function pollChanges(
+  cursor: Cursor,
+  limit: number,
+  settings: PollSettings,
+  read: RowReader,
+  options: ReadOptions = {},
+): Promise<ChangeBatch> {
+  const start = pollStart(cursor, (options.overlap ?? true) ? settings.overlapMs : 0);
   const cap = limit * TIE_LIMIT_FACTOR;
   let current = limit;
   for (;;) {
@@ -100,15 +108,12 @@ export async function pollChanges(cursor: Cursor, limit: number, settings: PollS
     const { records, rejected, cursors } = toBatchParts(rows, settings, true);
     const seenMax = cursors.reduce<Cursor>((max, c) => maxCursor(max, c), null);
     const seenMin = cursors.reduce<Cursor>((min, c) => (min === null || compareCursors(c, min) < 0 ? c : min), null);
-    const full = rows.length >= current;
-    const stalled =
-      full && (compareCursors(seenMin, seenMax) === 0 || (cursor !== null && compareCursors(seenMax, cursor) <= 0));
-    if (!stalled) return { records, rejected, nextCursor: maxCursor(cursor, seenMax) };
+    const stalled = rows.length >= current && compareCursors(seenMin, seenMax) === 0;
+    if (!stalled) return { records, rejected, nextCursor: maxCursor(cursor, seenMax), resumeFrom: seenMax ?? cursor };
     if (current >= cap) {
       throw new ErpError(
         settings.source,
-        `more than ${cap} rows share cursor ${String(seenMax)} or fall in the overlap window: ` +
-          'raise the source limit, lower overlapMs, or use a finer cursor',
+        `more than ${cap} rows share cursor ${String(seenMax)}: raise the source limit or use a finer cursor`,
         { retryable: false },
       );
     }

@@ -25,7 +25,7 @@ import { toCursor } from './cursor.js';
 import { pollChanges, pollSettingsFor, toBatchParts } from './polling.js';
 import type { SourceDeps } from './source-deps.js';
 import { openSql, type SqlClient } from './sql-client.js';
-import type { ChangeSource, Cursor, SourceRecord } from './types.js';
+import type { ChangeSource, Cursor, ReadOptions, SourceRecord } from './types.js';
 
 /** Connections a source keeps: one poll at a time, plus a snapshot running beside it. */
 const POOL_SIZE = 2;
@@ -40,9 +40,13 @@ export function createSqlSource(config: SqlSourceConfig, deps: SourceDeps): Chan
   const source: ChangeSource = {
     name: config.name,
     kind: 'sql',
-    readChanges(cursor: Cursor, limit: number) {
-      return pollChanges(cursor ?? initialCursor, limit, settings, (start, rows) =>
-        sql.query(config.changes, { cursor: start, limit: rows }),
+    readChanges(cursor: Cursor, limit: number, options?: ReadOptions) {
+      return pollChanges(
+        cursor ?? initialCursor,
+        limit,
+        settings,
+        (start, rows) => sql.query(config.changes, { cursor: start, limit: rows }),
+        options,
       );
     },
     close: () => sql.close(),

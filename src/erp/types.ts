@@ -30,10 +30,21 @@ export interface RejectedRecord {
 export interface ChangeBatch {
   records: SourceRecord[];
   rejected: RejectedRecord[];
-  /** The cursor to pass to the next `readChanges` (never behind the one passed in). */
+  /** The highest cursor seen, never behind the one passed in: what the caller stores once queued. */
   nextCursor: Cursor;
+  /**
+   * Where the next read of the same poll continues (without overlap): the batch's last cursor, which
+   * may still lie inside the overlap window, behind `nextCursor`. Absent: continue from `nextCursor`.
+   */
+  resumeFrom?: Cursor;
   /** Opaque, JSON-serialisable state `commit` needs (the CSV source lists its files here). */
   handle?: unknown;
+}
+
+/** Options of one `readChanges` call. */
+export interface ReadOptions {
+  /** Start the source's overlap before the cursor (default true). */
+  overlap?: boolean;
 }
 
 /** A connector kind. */
@@ -43,8 +54,12 @@ export type SourceKind = 'sql' | 'csv' | 'http';
 export interface ChangeSource {
   readonly name: string;
   readonly kind: SourceKind;
-  /** Records changed at or after `cursor` (minus the source's overlap), at most about `limit` of them. */
-  readChanges(cursor: Cursor, limit: number): Promise<ChangeBatch>;
+  /**
+   * Records changed at or after `cursor`, at most about `limit` of them. With `overlap` (the default; the
+   * first read of a poll) the read starts the source's overlap before `cursor`, so rows committed late
+   * are seen; the reads that continue the same poll pass `overlap: false`.
+   */
+  readChanges(cursor: Cursor, limit: number, options?: ReadOptions): Promise<ChangeBatch>;
   /** Called after the batch's records are durably queued (CSV: files move to processed/ or rejected/). */
   commit?(batch: ChangeBatch): Promise<void>;
   /** The full current set, in chunks, streamed (used by the reconcile). */

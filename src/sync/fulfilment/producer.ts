@@ -6,9 +6,10 @@
  */
 import { createHash } from 'node:crypto';
 
-import { compareCursors, cursorToVersion } from '../../erp/cursor.js';
+import { cursorToVersion } from '../../erp/cursor.js';
 import type { ChangeBatch, ChangeSource, Cursor, SourceRecord } from '../../erp/types.js';
 import { formatIssue, type ValidationIssue } from '../../errors.js';
+import { drainSource } from '../drain-source.js';
 import type { FulfilmentRuntime } from './runtime.js';
 import { FULFILMENT_UPDATE_FIELDS, type FulfilmentJobData, type FulfilmentPollReport, type FulfilmentUpdate } from './types.js';
 
@@ -94,21 +95,18 @@ async function queueBatch(rt: FulfilmentRuntime, source: string, batch: ChangeBa
 /** Polls `source` until it returns a short batch (bounded); returns what was read, refused and queued. */
 export async function pollFulfilmentSource(rt: FulfilmentRuntime, source: ChangeSource, options: FulfilmentPollOptions): Promise<FulfilmentPollReport> {
   const report: FulfilmentPollReport = { source: source.name, read: 0, rejected: 0, queued: 0, cursor: null };
-  let cursor = (await rt.state.getCursor(source.name)) ?? options.initialCursor ?? null;
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    const batch = await source.readChanges(cursor, options.limit);
-    const { queued, rejected } = await queueBatch(rt, source.name, batch);
-    const read = batch.records.length + batch.rejected.length;
-    report.read += read;
-    report.rejected += rejected;
-    report.queued += queued;
-    // Durably queued: only now may the cursor move past these records.
-    await rt.state.setCursor(source.name, batch.nextCursor);
-    await source.commit?.(batch);
-    const advanced = compareCursors(batch.nextCursor, cursor) > 0;
-    cursor = batch.nextCursor;
-    if (read < options.limit || !advanced) break;
-  }
+  const { cursor, read } = await drainSource(source, {
+    cursor: (await rt.state.getCursor(source.name)) ?? options.initialCursor ?? null,
+    limit: options.limit,
+    maxRounds: MAX_ROUNDS,
+    queue: async (batch) => {
+      const { queued, rejected } = await queueBatch(rt, source.name, batch);
+      report.rejected += rejected;
+      report.queued += queued;
+    },
+    saveCursor: (next) => rt.state.setCursor(source.name, next),
+  });
+  report.read = read;
   report.cursor = cursor;
   rt.metrics.erpRecordsRead.inc({ source: source.name }, report.read);
   rt.metrics.markSuccess('fulfillment', rt.now());

@@ -7,11 +7,12 @@
  */
 import { createHash } from 'node:crypto';
 
-import { compareCursors, cursorToVersion, isTimestampCursor } from '../../erp/cursor.js';
+import { cursorToVersion, isTimestampCursor } from '../../erp/cursor.js';
 import type { ChangeBatch, ChangeSource, Cursor, SourceRecord } from '../../erp/types.js';
 import { formatIssue, type ValidationIssue } from '../../errors.js';
 import type { FailedEntry } from '../../queue/failed-job-log.js';
 import { validateInventoryUpdate } from '../../store/validation.js';
+import { drainSource } from '../drain-source.js';
 import { enqueueSkus } from './enqueue.js';
 import type { InventoryRuntime } from './runtime.js';
 import type { PendingEntry, PollReport } from './types.js';
@@ -34,20 +35,18 @@ type Checked = { sku: string; entries: Record<string, PendingEntry> } | { reject
 export async function pollSource(rt: InventoryRuntime, source: ChangeSource, options: PollOptions): Promise<PollReport> {
   const report: PollReport = { source: source.name, read: 0, rejected: 0, queued: 0, cursor: null };
   const queued = new Set<string>();
-  let cursor = (await rt.state.getCursor(source.name)) ?? options.initialCursor ?? null;
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    const batch = await source.readChanges(cursor, options.limit);
-    const { skus, rejected } = await queueBatch(rt, source.name, batch);
-    report.read += batch.records.length + batch.rejected.length;
-    report.rejected += rejected;
-    for (const sku of skus) queued.add(sku);
-    // Durably queued: only now may the cursor move past these records.
-    await rt.state.setCursor(source.name, batch.nextCursor);
-    await source.commit?.(batch);
-    const advanced = compareCursors(batch.nextCursor, cursor) > 0;
-    cursor = batch.nextCursor;
-    if (batch.records.length + batch.rejected.length < options.limit || !advanced) break;
-  }
+  const { cursor, read } = await drainSource(source, {
+    cursor: (await rt.state.getCursor(source.name)) ?? options.initialCursor ?? null,
+    limit: options.limit,
+    maxRounds: MAX_ROUNDS,
+    queue: async (batch) => {
+      const { skus, rejected } = await queueBatch(rt, source.name, batch);
+      report.rejected += rejected;
+      for (const sku of skus) queued.add(sku);
+    },
+    saveCursor: (next) => rt.state.setCursor(source.name, next),
+  });
+  report.read = read;
   report.cursor = cursor;
   report.queued = queued.size;
   rt.metrics.erpRecordsRead.inc({ source: source.name }, report.read);

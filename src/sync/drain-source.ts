@@ -1,0 +1,55 @@
+/**
+ * One poll of one ERP source, shared by the inventory and fulfilment producers. The first read starts
+ * the source's overlap before the stored cursor (late commits); the following reads continue where the
+ * previous batch ended, without overlap, until a short batch (caught up) or `maxRounds`. After each
+ * batch is queued the stored cursor moves to the highest cursor seen, never backwards, and only then is
+ * the source told to commit (CSV files move). A crash anywhere before re-reads the same rows: harmless.
+ */
+import { compareCursors, maxCursor } from '../erp/cursor.js';
+import type { ChangeBatch, ChangeSource, Cursor } from '../erp/types.js';
+
+/** How to drain a source. */
+export interface DrainOptions {
+  /** The cursor stored after the last poll (or the source's initial cursor). */
+  cursor: Cursor;
+  /** Records per read (`source.limit`). */
+  limit: number;
+  /** Most reads past the stored cursor in one poll; a larger backlog continues at the next tick. */
+  maxRounds: number;
+  /** Queues a batch durably; the cursor moves past it only once this resolves. */
+  queue: (batch: ChangeBatch) => Promise<void>;
+  /** Stores the source's cursor. */
+  saveCursor: (cursor: Cursor) => Promise<void>;
+}
+
+/**
+ * Reads inside the overlap window do not count against `maxRounds` (the window is finite and each read
+ * moves through it), so a window busier than the round budget is still crossed in one poll instead of
+ * being re-read from its start at every tick; this factor only guards against a source that misbehaves.
+ */
+const MAX_READS_FACTOR = 100;
+
+/** Reads, queues and commits batches until the source is caught up; returns the stored cursor and rows read. */
+export async function drainSource(source: ChangeSource, options: DrainOptions): Promise<{ cursor: Cursor; read: number }> {
+  const polledFrom = options.cursor;
+  let stored = options.cursor;
+  let position = options.cursor;
+  let read = 0;
+  let rounds = 0;
+  for (let reads = 0; rounds < options.maxRounds && reads < options.maxRounds * MAX_READS_FACTOR; reads++) {
+    const batch = await source.readChanges(position, options.limit, { overlap: reads === 0 });
+    await options.queue(batch);
+    const next = maxCursor(stored, batch.nextCursor);
+    if (compareCursors(next, stored) !== 0) await options.saveCursor(next);
+    stored = next;
+    await source.commit?.(batch);
+    const rows = batch.records.length + batch.rejected.length;
+    read += rows;
+    const resume = batch.resumeFrom ?? batch.nextCursor;
+    // Caught up, or a batch that ended where the last one did (nothing more to read this poll).
+    if (rows < options.limit || (reads > 0 && compareCursors(resume, position) <= 0)) break;
+    if (compareCursors(resume, polledFrom) > 0) rounds += 1;
+    position = resume;
+  }
+  return { cursor: stored, read };
+}
