@@ -5,6 +5,7 @@
  * record is covered by the sink's idempotency (same key, same file, same Idempotency-Key).
  */
 import { storeInstant } from '../../erp/sinks/sale-rows.js';
+import type { Sale, SaleUpdate } from '../../store/schemas.js';
 import { ackPayload } from './ack.js';
 import { withContext } from './job-errors.js';
 import type { SalesRuntime } from './runtime.js';
@@ -17,6 +18,11 @@ export interface ExportRunOptions {
   force?: boolean;
   /** Attempts inside the store client (1 in BullMQ workers, which retry with their own backoff). */
   attempts?: number;
+}
+
+/** True when the sale already holds every field of the acknowledgement. */
+function carries(sale: Sale, payload: SaleUpdate): boolean {
+  return Object.entries(payload).every(([field, value]) => (sale as Record<string, unknown>)[field] === value);
 }
 
 /** Refreshes the age of the oldest sale not yet acknowledged. */
@@ -35,13 +41,16 @@ export async function runSaleExport(rt: SalesRuntime, key: SaleKey, options: Exp
 
   let erpRef = record?.erpRef;
   let createdAt: number | null = null;
-  if (!record || options.force) {
-    let sale;
+  let sale: Sale | undefined;
+  const readSale = async (): Promise<Sale> => {
     try {
-      sale = await rt.store.sales.get(key.saleId, {}, call);
+      return await rt.store.sales.get(key.saleId, {}, call);
     } catch (error) {
       throw withContext(error, `${label}: cannot read it from the store`);
     }
+  };
+  if (!record || options.force) {
+    sale = await readSale();
     createdAt = storeInstant(sale.CreationDate, rt.config.store.timeZone)?.getTime() ?? null;
     const result = await rt.sink.export(sale, key.siteId);
     erpRef = result.erpRef;
@@ -59,10 +68,17 @@ export async function runSaleExport(rt: SalesRuntime, key: SaleKey, options: Exp
     await updatePendingGauge(rt);
     return outcome;
   }
-  try {
-    await rt.store.sales.update(key.saleId, ackPayload(rt.config.sales.ack, key.saleId, key.siteId, erpRef), call);
-  } catch (error) {
-    throw withContext(error, `${label}: exported as ${erpRef} but not acknowledged`);
+  const payload = ackPayload(rt.config.sales.ack, key.saleId, key.siteId, erpRef);
+  // Exported by an earlier run: that run may have died after the store took the acknowledgement but
+  // before it was recorded. The store's sale says whether it did; acknowledging again would be a
+  // second write (and could undo a status the store moved on to since).
+  const acknowledgedBefore = record?.state === 'exported' && carries(sale ?? (await readSale()), payload);
+  if (!acknowledgedBefore) {
+    try {
+      await rt.store.sales.update(key.saleId, payload, call);
+    } catch (error) {
+      throw withContext(error, `${label}: exported as ${erpRef} but not acknowledged`);
+    }
   }
   const since = createdAt ?? (await rt.state.pendingSince(key));
   const ackedAt = rt.now();

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { FileSalesSink } from '../../../src/erp/sinks/file-sink.js';
 import { QUEUE_NAMES, stateKey } from '../../../src/queue/connection.js';
+import { ackPayload } from '../../../src/sync/sales/ack.js';
 import { exportSale, pullSales, startSalesFlow } from '../../../src/sync/sales/index.js';
 import { waitFor } from '../../queue/redis-helpers.js';
 import { CountingSink, type Harness, type HarnessOptions, startHarness, updatesBySale } from './harness.js';
@@ -137,6 +138,34 @@ describe('sales flow', () => {
     expect(sink.exports.get(303)).toBe(2);
     expect(await readdir(dir)).toEqual(['sale-1-303.json']);
     expect(updatesBySale(h.sim).get(303)).toHaveLength(1);
+  });
+
+  it('does not acknowledge twice when the process died after the store took the acknowledgement', async () => {
+    await setUp();
+    h.sim.addSale({ Id: 304, SiteId: 1, Status: 1, CreationDate: h.storeDate(10) });
+    await pullSales(h.deps);
+    // The first run exports; its acknowledgement fails, so the state says "exported".
+    const first = await startSalesFlow(h.deps, { role: 'worker', sink });
+    first.events.on('sales:exported', () => h.sim.faults.set({ failRate: 1 }));
+    await first.events.next('sales:job:failed');
+    await first.close();
+    expect(await h.redis.hget(stateKey(h.prefix, 'sales', 1, 304), 'state')).toBe('exported');
+    // What a worker killed right after the store took its acknowledgement leaves behind: the store has
+    // the acknowledgement, Redis still says "exported".
+    h.sim.faults.set({ failRate: 0 });
+    const erpRef = String(await h.redis.hget(stateKey(h.prefix, 'sales', 1, 304), 'erpRef'));
+    await h.deps.store.sales.update(304, ackPayload(h.config.sales.ack, 304, 1, erpRef));
+    expect(updatesBySale(h.sim).get(304)).toHaveLength(1);
+
+    const second = await startSalesFlow(h.deps, { role: 'worker', sink });
+    try {
+      await second.events.next('sales:acked');
+    } finally {
+      await second.close();
+    }
+    expect(await h.redis.hget(stateKey(h.prefix, 'sales', 1, 304), 'state')).toBe('acked');
+    expect(sink.exports.get(304)).toBe(1);
+    expect(updatesBySale(h.sim).get(304)).toHaveLength(1);
   });
 
   it('skips sales younger than the settle delay and takes them on a later pull', async () => {
