@@ -219,10 +219,11 @@ describe('sales flow', () => {
 
   it('lists what a dry run would export and writes nothing', async () => {
     await setUp();
-    h.sim.addSale({ Id: 701, SiteId: 1, Status: 1, CreationDate: h.storeDate(10), Total: 99.5 });
+    const creationDate = h.storeDate(10);
+    h.sim.addSale({ Id: 701, SiteId: 1, Status: 1, CreationDate: creationDate, Total: 99.5 });
     const report = await pullSales(h.deps, { dryRun: true });
     expect(report).toMatchObject({ dryRun: true, seen: 1, queued: 1 });
-    expect(report.sales).toEqual([{ saleId: 701, siteId: 1, status: 1, creationDate: h.storeDate(10), total: 99.5, action: 'export' }]);
+    expect(report.sales).toEqual([{ saleId: 701, siteId: 1, status: 1, creationDate, total: 99.5, action: 'export' }]);
     // Only BullMQ's queue metadata, written when the queue is opened: no job, no state, no watermark.
     expect(await h.redis.keys(`${h.prefix}:*`)).toEqual([`${h.prefix}:sales:meta`]);
   });
