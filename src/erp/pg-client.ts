@@ -30,12 +30,26 @@ export function openPostgres(url: string, settings: DriverSettings): SqlClient {
     return (last?.rows ?? []) as T[];
   }
 
+  /** Checked-out clients emit their connection errors on themselves, not on the pool. */
+  const ignoreError = (): void => undefined;
+
   async function connect(): Promise<pg.PoolClient> {
+    let client: pg.PoolClient;
     try {
-      return await pool.connect();
+      client = await pool.connect();
     } catch (error) {
       throw fail('cannot connect', error);
     }
+    // A database stopped while a transaction or stream holds this client emits 'error' here; unheard, it
+    // would crash the process. The statement in progress fails and reports it.
+    client.on('error', ignoreError);
+    return client;
+  }
+
+  /** Returns a client to the pool (destroying it when `broken`), without its error listener. */
+  function release(client: pg.PoolClient, broken: boolean): void {
+    client.off('error', ignoreError);
+    client.release(broken);
   }
 
   async function* cursorChunks<T>(client: pg.PoolClient, sql: string, params: Record<string, unknown>, size: number) {
@@ -64,7 +78,7 @@ export function openPostgres(url: string, settings: DriverSettings): SqlClient {
           await run(client, 'BEGIN');
           const result = await fn(clientOn(client, true));
           await run(client, 'COMMIT');
-          client.release();
+          release(client, false);
           return result;
         } catch (error) {
           // A connection that cannot even roll back is broken: destroy it instead of pooling it.
@@ -72,7 +86,7 @@ export function openPostgres(url: string, settings: DriverSettings): SqlClient {
             () => true,
             () => false,
           );
-          client.release(!rolledBack);
+          release(client, !rolledBack);
           throw error;
         }
       },
@@ -93,7 +107,7 @@ export function openPostgres(url: string, settings: DriverSettings): SqlClient {
             () => true,
             () => false,
           );
-          client.release(!ended);
+          release(client, !ended);
         }
       },
       async close() {
