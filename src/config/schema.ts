@@ -61,6 +61,11 @@ export const csvSourceSchema = z.object({
   /** File names to pick up. */
   pattern: z.string().default('*.csv'),
   encoding: z.enum(['utf8', 'latin1']).default('utf8'),
+  /**
+   * A full-inventory export (the ERP's nightly "all items" file), read in place by the reconcile and
+   * never moved; read with the same rules as the drop folder's files. Unset: no snapshot.
+   */
+  snapshotFile: z.string().min(1).optional(),
 });
 
 export const httpSourceSchema = z.object({

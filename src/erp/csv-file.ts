@@ -1,12 +1,18 @@
 /**
  * Reading one ERP CSV export: decoding (UTF-8 or Latin-1, BOM stripped), the delimiter guessed from the
  * header line, one record per data row named `file <name> line <n>`. A row that breaks a type rule is
- * rejected on its own; a file that is not valid CSV (an unclosed quote) yields no records at all,
- * because rows read before the break cannot be trusted either.
+ * rejected on its own; a drop-folder file that is not valid CSV (an unclosed quote) yields no records
+ * at all, because rows read before the break cannot be trusted either.
+ *
+ * The file is streamed (`readCsvRows`), so a 100k-row snapshot export never sits in memory whole;
+ * `readCsvFile` collects one drop-folder file, which the source hands out as one batch anyway.
  */
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { StringDecoder } from 'node:string_decoder';
 
-import { type CsvError, parse } from 'csv-parse';
+import { CsvError, parse } from 'csv-parse';
 
 import { formatIssue, type ValidationIssue } from '../errors.js';
 import { type FieldCatalog, normalizeRecord } from './fields.js';
@@ -34,11 +40,32 @@ export interface CsvFileContent {
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
-/** Decodes a file; a UTF-8 byte-order mark wins over the configured encoding, and is dropped. */
-export function decodeCsv(bytes: Buffer, encoding: 'utf8' | 'latin1'): string {
-  if (bytes.subarray(0, 3).equals(UTF8_BOM)) return bytes.subarray(3).toString('utf8');
-  const text = bytes.toString(encoding);
-  return text.startsWith('\uFEFF') ? text.slice(1) : text;
+/** One data row of a file: its record, or why it was rejected. */
+export type CsvRow = { line: number; record: SourceRecord } | { line: number; rejected: RejectedRecord };
+
+/** A decoder for a file starting with `head`: a UTF-8 byte-order mark wins over the configured encoding, and is skipped. */
+function decoderFor(head: Buffer, encoding: 'utf8' | 'latin1'): { decoder: StringDecoder; skip: number } {
+  const bom = head.subarray(0, UTF8_BOM.length).equals(UTF8_BOM);
+  return { decoder: new StringDecoder(bom ? 'utf8' : encoding), skip: bom ? UTF8_BOM.length : 0 };
+}
+
+/** The file's text, decoded as it is read (a UTF-8 character split across two reads stays whole). */
+async function* decodedChunks(path: string, encoding: 'utf8' | 'latin1'): AsyncGenerator<string> {
+  let head = Buffer.alloc(0);
+  let decoder: StringDecoder | undefined;
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    if (decoder) {
+      yield decoder.write(chunk);
+      continue;
+    }
+    head = Buffer.concat([head, chunk]);
+    if (head.length < UTF8_BOM.length) continue;
+    const start = decoderFor(head, encoding);
+    decoder = start.decoder;
+    yield decoder.write(head.subarray(start.skip));
+  }
+  if (decoder) yield decoder.end();
+  else yield decoderFor(head, encoding).decoder.end(head);
 }
 
 /** The delimiter used most on the header line, outside quotes: `;` (Spanish Excel), `,` or tab. */
@@ -54,44 +81,80 @@ export function detectDelimiter(text: string): ';' | ',' | '\t' {
   return best && best[1] > 0 ? best[0] : ',';
 }
 
-/** Reads and normalises one CSV file; every record carries `cursor` (the file's cursor). */
-export async function readCsvFile(path: string, name: string, cursor: Cursor, options: CsvReadOptions): Promise<CsvFileContent> {
-  const text = decodeCsv(await readFile(path), options.encoding);
-  const delimiter = options.delimiter === 'auto' ? detectDelimiter(text) : options.delimiter;
-  const parser = parse(text, { delimiter, info: true, relax_column_count: true, skip_empty_lines: true });
-  const content: CsvFileContent = { records: [], rejected: [], problems: [], rows: 0 };
-  let header: string[] | undefined;
+/**
+ * Streams the data rows of one CSV file, each record carrying `cursor`. Throws csv-parse's `CsvError`
+ * when the file is not valid CSV (the rows yielded before came before the break), and the file
+ * system's error when it cannot be read.
+ */
+export async function* readCsvRows(path: string, name: string, cursor: Cursor, options: CsvReadOptions): AsyncGenerator<CsvRow> {
+  const chunks = decodedChunks(path, options.encoding);
+  // The delimiter is guessed from the header line: read until it is complete.
+  let head = '';
+  let ended = false;
+  while (!ended && !/[\r\n]/.test(head)) {
+    const next = await chunks.next();
+    if (next.done) ended = true;
+    else head += next.value;
+  }
+  const delimiter = options.delimiter === 'auto' ? detectDelimiter(head) : options.delimiter;
+  const parser = parse({ delimiter, info: true, relax_column_count: true, skip_empty_lines: true });
+  const text = (async function* () {
+    if (head !== '') yield head;
+    yield* chunks;
+  })();
+  // Errors on either side reach the loop below through the parser; this only has to be awaited.
+  const feeding = pipeline(Readable.from(text), parser).catch(() => undefined);
   try {
+    let header: string[] | undefined;
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
       if (header === undefined) {
         header = record.map((column) => column.trim());
         continue;
       }
+      yield toRow(header, record, info.lines, name, cursor, options);
+    }
+  } finally {
+    // A consumer that stops early (or an error) closes the file.
+    parser.destroy();
+    await feeding;
+  }
+}
+
+/** Normalises one data row against the header. */
+function toRow(header: readonly string[], record: readonly string[], line: number, name: string, cursor: Cursor, options: CsvReadOptions): CsvRow {
+  const ref = `file ${name} line ${line}`;
+  if (record.length !== header.length) {
+    const issue = { record: ref, field: '(row)', value: `${record.length} columns`, rule: `${header.length} columns, as the header` };
+    return { line, rejected: { ref, issues: [issue] } };
+  }
+  // No prototype: a header named "__proto__" must stay an ordinary (ignored) column.
+  const raw: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  header.forEach((column, i) => {
+    if (column !== '') raw[column] = record[i];
+  });
+  const result = normalizeRecord(raw, options.catalog, { ...options, ref });
+  return 'fields' in result ? { line, record: { ref, cursor, fields: result.fields } } : { line, rejected: { ref, issues: result.issues } };
+}
+
+/** Reads and normalises one CSV file; every record carries `cursor` (the file's cursor). */
+export async function readCsvFile(path: string, name: string, cursor: Cursor, options: CsvReadOptions): Promise<CsvFileContent> {
+  const content: CsvFileContent = { records: [], rejected: [], problems: [], rows: 0 };
+  try {
+    for await (const row of readCsvRows(path, name, cursor, options)) {
       content.rows += 1;
-      const ref = `file ${name} line ${info.lines}`;
-      const issues: ValidationIssue[] = [];
-      // No prototype: a header named "__proto__" must stay an ordinary (ignored) column.
-      const raw: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
-      header.forEach((column, i) => {
-        if (column !== '') raw[column] = record[i];
-      });
-      if (record.length !== header.length) {
-        issues.push({ record: ref, field: '(row)', value: `${record.length} columns`, rule: `${header.length} columns, as the header` });
+      if ('record' in row) {
+        content.records.push(row.record);
       } else {
-        const result = normalizeRecord(raw, options.catalog, { ...options, ref });
-        if ('fields' in result) content.records.push({ ref, cursor, fields: result.fields });
-        else issues.push(...result.issues);
-      }
-      if (issues.length > 0) {
-        content.rejected.push({ ref, issues });
-        content.problems.push(`line ${info.lines}: ${issues.map(formatIssue).join('; ')}`);
+        content.rejected.push(row.rejected);
+        content.problems.push(`line ${row.line}: ${row.rejected.issues.map(formatIssue).join('; ')}`);
       }
     }
   } catch (error) {
-    const csvError = error as CsvError & { lines?: number };
+    if (!(error instanceof CsvError)) throw error;
     const ref = `file ${name}`;
-    const issue: ValidationIssue = { record: ref, field: '(file)', value: name, rule: `valid CSV (${csvError.message})` };
-    return { records: [], rejected: [{ ref, issues: [issue] }], problems: [`line ${csvError.lines ?? '?'}: ${csvError.message}`], rows: content.rows };
+    const issue: ValidationIssue = { record: ref, field: '(file)', value: name, rule: `valid CSV (${error.message})` };
+    const lines = (error as CsvError & { lines?: number }).lines ?? '?';
+    return { records: [], rejected: [{ ref, issues: [issue] }], problems: [`line ${lines}: ${error.message}`], rows: content.rows };
   }
   return content;
 }

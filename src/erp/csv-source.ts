@@ -12,13 +12,19 @@
  * a file handed out and not yet committed is not handed out again to a caller that passes a cursor at
  * or past it (a caller reading batch after batch before committing); a caller passing an older cursor
  * (retrying after a failed enqueue), or a new process, gets it again.
+ *
+ * With `snapshotFile` (the ERP's full "all items" export, outside the drop folder), the source also
+ * has a `snapshot` for the reconcile: the file is streamed in place, read by the same rules, never moved.
  */
 import { mkdir, readdir, rename, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
+
+import { CsvError } from 'csv-parse';
 
 import type { CsvSourceConfig } from '../config/schema.js';
-import { ErpError } from '../errors.js';
-import { readCsvFile } from './csv-file.js';
+import { ConfigError, ErpError, formatIssue } from '../errors.js';
+import type { Logger } from '../log.js';
+import { type CsvReadOptions, readCsvFile, readCsvRows } from './csv-file.js';
 import { compareCursors, maxCursor } from './cursor.js';
 import { ignoredColumnLogger, type SourceDeps } from './source-deps.js';
 import type { ChangeBatch, ChangeSource, Cursor, RejectedRecord, SourceRecord } from './types.js';
@@ -54,6 +60,7 @@ function isHandle(value: unknown): value is CsvHandle {
 
 /** Creates a CSV drop-folder source. */
 export function createCsvSource(config: CsvSourceConfig, deps: SourceDeps): ChangeSource {
+  assertSnapshotOutsideDropFolder(config);
   const logger = deps.logger.child({ source: config.name });
   const now = deps.now ?? Date.now;
   const matches = globToRegExp(config.pattern);
@@ -115,7 +122,7 @@ export function createCsvSource(config: CsvSourceConfig, deps: SourceDeps): Chan
     await rename(from, join(config.dir, target, name));
   }
 
-  return {
+  const source: ChangeSource = {
     name: config.name,
     kind: 'csv',
     async readChanges(cursor: Cursor, limit: number): Promise<ChangeBatch> {
@@ -156,4 +163,65 @@ export function createCsvSource(config: CsvSourceConfig, deps: SourceDeps): Chan
     },
     close: async () => undefined,
   };
+  const snapshotFile = config.snapshotFile;
+  if (snapshotFile !== undefined) {
+    source.snapshot = () => readSnapshot(snapshotFile, config, { ...readOptions, logger, now });
+  }
+  return source;
+}
+
+/**
+ * A snapshot file inside the drop folder, matching its pattern, would be read as changes and moved
+ * away by the first poll; the mistake is caught at start-up rather than after the file vanished.
+ */
+function assertSnapshotOutsideDropFolder(config: CsvSourceConfig): void {
+  if (config.snapshotFile === undefined) return;
+  if (resolve(dirname(config.snapshotFile)) !== resolve(config.dir)) return;
+  if (!globToRegExp(config.pattern).test(basename(config.snapshotFile))) return;
+  throw new ConfigError([
+    `source ${config.name}: snapshotFile ${config.snapshotFile} is in the drop folder and matches "${config.pattern}": ` +
+      'each poll would move it away; keep it in another folder',
+  ]);
+}
+
+/**
+ * Streams the snapshot file in chunks of `limit` records, leaving the file where it is. Each record's
+ * cursor is the file's modification time: the values are the ERP's as of then, so the reconcile never
+ * lets an older export override a change the store took since. A bad row is logged and skipped, like
+ * the SQL snapshot's; a file that is not valid CSV stops the reconcile (rows before the break stay queued).
+ */
+async function* readSnapshot(
+  file: string,
+  config: CsvSourceConfig,
+  options: CsvReadOptions & { logger: Logger; now: () => number },
+): AsyncIterable<SourceRecord[]> {
+  const { logger, now } = options;
+  const info = await stat(file).catch((error: unknown) => {
+    throw new ErpError(config.name, `cannot read the snapshot file ${file}: ${(error as Error).message}`, { cause: error });
+  });
+  // Half an export would compare (and a cut last line would write) wrong values: wait until it settles.
+  if (now() - info.mtimeMs < config.settleMs) {
+    throw new ErpError(config.name, `the snapshot file ${file} changed less than ${config.settleMs} ms ago (still being written?); try again later`);
+  }
+  const cursor = new Date(info.mtimeMs).toISOString();
+  let chunk: SourceRecord[] = [];
+  try {
+    for await (const row of readCsvRows(file, basename(file), cursor, options)) {
+      if ('rejected' in row) {
+        logger.warn({ ref: row.rejected.ref, issues: row.rejected.issues.map(formatIssue) }, 'snapshot row rejected');
+        continue;
+      }
+      chunk.push(row.record);
+      if (chunk.length >= config.limit) {
+        yield chunk;
+        chunk = [];
+      }
+    }
+  } catch (error) {
+    if (error instanceof CsvError) {
+      throw new ErpError(config.name, `the snapshot file ${file} is not valid CSV: ${error.message}`, { cause: error, retryable: false });
+    }
+    throw new ErpError(config.name, `cannot read the snapshot file ${file}: ${(error as Error).message}`, { cause: error });
+  }
+  if (chunk.length > 0) yield chunk;
 }

@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -36,12 +38,14 @@ async function dumpPrefix(prefixToDump: string): Promise<string> {
 }
 
 describe('storesync demo --once', () => {
-  it('syncs ERP changes, reconciles, exports and acknowledges sales and applies a shipment, leaking no secret', async () => {
+  it('syncs ERP changes, fixes the drift the reconcile finds, exports and acknowledges sales and applies a shipment, leaking no secret', async () => {
     let stdout = '';
     let stderr = '';
     let handles: DemoHandles | undefined;
     let metrics = '';
     const hashes: string[] = [];
+    let snapshotText = '';
+    const stockAfter = new Map<string, unknown>();
     const report = await runDemo({
       io: {
         env: { PATH: process.env.PATH ?? '' },
@@ -60,6 +64,8 @@ describe('storesync demo --once', () => {
         stopping: async (h) => {
           metrics = await (await fetch(`${h.daemon.url}/metrics`)).text();
           hashes.push(...h.simulator.state.hashes.keys());
+          snapshotText = await readFile(h.snapshot.file, 'utf8');
+          for (const sku of h.snapshot.drifted) stockAfter.set(sku, h.simulator.state.items.get(sku)?.item.Stock);
         },
       },
     });
@@ -68,6 +74,23 @@ describe('storesync demo --once', () => {
     expect(report?.sales.exported).toBeGreaterThan(0);
     expect(report?.sales.acknowledged).toBeGreaterThanOrEqual(report?.sales.exported ?? 1);
     expect(report?.fulfilment.updated).toBeGreaterThan(0);
+    expect(stdout).toMatch(/reconcile\s+\d+ ERP snapshot records against \d+ store items: [1-9]\d* differences \(SKU-/);
+
+    // The reconcile found exactly the SKUs the demo's snapshot made differ, and the store now has the snapshot's values.
+    const reconcile = report?.reconcile;
+    expect(reconcile?.differences).toBeGreaterThan(0);
+    expect(reconcile?.queued).toBeGreaterThan(0);
+    expect(handles?.snapshot.drifted.length).toBeGreaterThan(0);
+    expect(new Set(reconcile?.sample.map((d) => d.sku))).toEqual(new Set(handles?.snapshot.drifted));
+    const [header = '', ...rows] = snapshotText.trim().split('\n').map((line) => line.split(';'));
+    const stockColumn = header.indexOf('Stock');
+    for (const difference of reconcile?.sample ?? []) {
+      expect(difference.field).toBe('Stock');
+      const snapshotStock = Number(rows.find((row) => row[0] === difference.sku)?.[stockColumn]);
+      expect(difference.erp).toBe(snapshotStock);
+      expect(difference.store).not.toBe(snapshotStock);
+      expect(stockAfter.get(difference.sku), difference.sku).toBe(snapshotStock);
+    }
     expect(stdout).toContain('one full cycle done');
     expect(stdout).toMatch(/ERP -> store\s+\d+ rows read/);
     expect(stdout).toContain('/admin/queues');

@@ -1,16 +1,17 @@
-import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { type CsvSourceConfig, csvSourceSchema } from '../../src/config/schema.js';
-import { decodeCsv, detectDelimiter } from '../../src/erp/csv-file.js';
+import { detectDelimiter } from '../../src/erp/csv-file.js';
 import { globToRegExp } from '../../src/erp/csv-source.js';
 import { INVENTORY_FIELDS } from '../../src/erp/fields.js';
 import { createSource } from '../../src/erp/index.js';
-import type { ChangeSource } from '../../src/erp/types.js';
-import { silentLogger } from '../../src/log.js';
+import type { ChangeSource, SourceRecord } from '../../src/erp/types.js';
+import { ConfigError, ErpError } from '../../src/errors.js';
+import { createLogger, silentLogger } from '../../src/log.js';
 
 const NOW = Date.UTC(2024, 4, 1, 12, 0, 0);
 
@@ -162,8 +163,114 @@ describe('CSV helpers', () => {
     expect(detectDelimiter('Code\tStock\n')).toBe('\t');
     expect(detectDelimiter('Code\n')).toBe(',');
   });
+});
 
-  it('lets a UTF-8 byte-order mark win over a Latin-1 setting', () => {
-    expect(decodeCsv(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('Ñ', 'utf8')]), 'latin1')).toBe('Ñ');
+describe('CSV source snapshot (snapshotFile)', () => {
+  let root: string;
+  let drop: string;
+  let snapshotFile: string;
+  let lines: string[];
+
+  function source(overrides: Partial<CsvSourceConfig> = {}): ChangeSource {
+    const config = csvSourceSchema.parse({ name: 'erp-drop', kind: 'csv', schedule: '* * * * * *', dir: drop, snapshotFile, ...overrides });
+    const logger = createLogger({ level: 'warn', destination: { write: (line: string) => lines.push(line) } });
+    return createSource(config, { fields: INVENTORY_FIELDS, logger, now: () => NOW });
+  }
+
+  /** Writes the snapshot file, last modified `ageMs` before the test clock. */
+  async function writeSnapshot(content: string | Buffer, ageMs = 60_000): Promise<void> {
+    await writeFile(snapshotFile, content);
+    const mtime = new Date(NOW - ageMs);
+    await utimes(snapshotFile, mtime, mtime);
+  }
+
+  async function collect(erp: ChangeSource): Promise<SourceRecord[][]> {
+    const chunks: SourceRecord[][] = [];
+    for await (const chunk of erp.snapshot!()) chunks.push(chunk);
+    return chunks;
+  }
+
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'storesync-csv-snapshot-'));
+    drop = join(root, 'drop');
+    await mkdir(drop);
+    snapshotFile = join(root, 'all-items.csv');
+    lines = [];
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('streams every row in chunks of limit, coerced, and leaves the file unchanged in place', async () => {
+    // Over 64 KiB with multi-byte names, so rows and characters cross the file's read chunks.
+    const rows = Array.from({ length: 2500 }, (_, i) => `SKU-${String(i + 1).padStart(6, '0')},${i % 50},${i}.25,Ñandú año ${i}`);
+    const content = `Code,Stock,Price,Name\n${rows.join('\n')}\n`;
+    await writeSnapshot(content);
+    const before = await stat(snapshotFile);
+
+    const chunks = await collect(source({ limit: 1000 }));
+
+    expect(chunks.map((chunk) => chunk.length)).toEqual([1000, 1000, 500]);
+    const records = chunks.flat();
+    expect(records[0]).toEqual({
+      ref: 'file all-items.csv line 2',
+      cursor: new Date(NOW - 60_000).toISOString(),
+      fields: { Code: 'SKU-000001', Stock: 0, Price: 0.25, Name: 'Ñandú año 0' },
+    });
+    expect(records[2499]?.fields).toEqual({ Code: 'SKU-002500', Stock: 49, Price: 2499.25, Name: 'Ñandú año 2499' });
+    expect(new Set(records.map((record) => record.fields.Code)).size).toBe(2500);
+    expect(await readFile(snapshotFile, 'utf8')).toBe(content);
+    expect((await stat(snapshotFile)).mtimeMs).toBe(before.mtimeMs);
+    expect((await readdir(root)).sort()).toEqual(['all-items.csv', 'drop']);
+  });
+
+  it('logs and skips a bad row and yields the good ones', async () => {
+    await writeSnapshot('Code,Stock\nSKU-1,5\nSKU-2,12abc\nSKU-3\nSKU-4,7\n');
+    const records = (await collect(source())).flat();
+    expect(records.map((record) => record.fields)).toEqual([
+      { Code: 'SKU-1', Stock: 5 },
+      { Code: 'SKU-4', Stock: 7 },
+    ]);
+    const warnings = lines.map((line) => JSON.parse(line) as { msg: string; ref: string; issues: string[] });
+    expect(warnings.map((w) => [w.msg, w.ref])).toEqual([
+      ['snapshot row rejected', 'file all-items.csv line 3'],
+      ['snapshot row rejected', 'file all-items.csv line 4'],
+    ]);
+    expect(warnings[0]?.issues).toEqual(['SKU-2: field Stock = "12abc" breaks "integer"']);
+  });
+
+  it('reads a ";" export with decimal commas, mapped columns and Latin-1 text', async () => {
+    await writeSnapshot(Buffer.from('Codigo;Precio;Existencia;Descripción\nSKU-1;1.234,50;3;Año\nSKU-2;0,99;0;Ñandú\n', 'latin1'));
+    const mapping = { Codigo: 'Code', Precio: 'Price', Existencia: 'Stock', Descripción: 'Name' };
+    const records = (await collect(source({ decimalComma: true, encoding: 'latin1', mapping }))).flat();
+    expect(records.map((record) => record.fields)).toEqual([
+      { Code: 'SKU-1', Price: 1234.5, Stock: 3, Name: 'Año' },
+      { Code: 'SKU-2', Price: 0.99, Stock: 0, Name: 'Ñandú' },
+    ]);
+  });
+
+  it('has no snapshot when snapshotFile is not set', () => {
+    expect(source({ snapshotFile: undefined }).snapshot).toBeUndefined();
+  });
+
+  it('refuses a snapshot file that sits in the drop folder and matches its pattern', () => {
+    expect(() => source({ snapshotFile: join(drop, 'all-items.csv') })).toThrow(ConfigError);
+    expect(source({ snapshotFile: join(drop, 'all-items.txt') }).snapshot).toBeDefined();
+  });
+
+  it('fails without reading while the file changed within settleMs', async () => {
+    await writeSnapshot('Code,Stock\nSKU-1,5\n', 100);
+    await expect(collect(source({ settleMs: 2000 }))).rejects.toThrow(/still being written/);
+  });
+
+  it('fails with a permanent ERP error when the file is not valid CSV', async () => {
+    await writeSnapshot('Code,Stock\nSKU-1,5\n"SKU-2,3\n');
+    const failure = await collect(source()).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ErpError);
+    expect((failure as ErpError).retryable).toBe(false);
+  });
+
+  it('fails with an ERP error naming the file when it does not exist', async () => {
+    await expect(collect(source())).rejects.toThrow(/cannot read the snapshot file .*all-items\.csv/);
   });
 });

@@ -110,4 +110,16 @@ describe('examples/erp/inventory with config/examples/csv-source.yaml', () => {
     expect((await readdir(join(dir, 'processed'))).length).toBe(3);
     await source.close();
   });
+
+  it('streams the full stock export as the snapshot, with the example settings', async () => {
+    const config = example('csv-source.yaml').inventory.sources[0] as SourceConfig;
+    const snapshotFile = join(dir, 'all-items.txt');
+    await cp(join(root, 'examples', 'erp', 'inventory', '2024-05-01T09-00_stock.csv'), snapshotFile);
+    const source = createSource({ ...config, dir, settleMs: 0, snapshotFile } as SourceConfig, { fields: INVENTORY_FIELDS, logger });
+    const records = [];
+    for await (const chunk of source.snapshot?.() ?? []) records.push(...chunk);
+    expect(records).toHaveLength(200);
+    expect(records[0]?.fields).toEqual({ Code: 'SKU-000001', Stock: 13, DepStock: 'NORTE' });
+    await source.close();
+  });
 });

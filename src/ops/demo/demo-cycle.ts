@@ -1,8 +1,9 @@
 /**
  * `storesync demo --once`: one full cycle through the running daemon, each step waited for until its
- * queue is idle: the ERP exports reach the store, a reconcile runs from the control queue, a sales
- * pull exports the store's new sales to the file sink and acknowledges them, and a shipment update
- * from the ERP reaches the store's sale.
+ * queue is idle: the ERP exports reach the store, a reconcile from the control queue compares the
+ * ERP's full export with the store and fixes the items that differ, a sales pull exports the store's
+ * new sales to the file sink and acknowledges them, and a shipment update from the ERP reaches the
+ * store's sale.
  */
 import type { Queue } from 'bullmq';
 
@@ -11,12 +12,22 @@ import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { Simulator } from '../../simulator/index.js';
 import type { ControlJobData } from '../../sync/control/index.js';
 import type { Flow } from '../../sync/flow.js';
+import { sameValue } from '../../sync/inventory/compare.js';
+import type { FieldDifference, ReconcileReport } from '../../sync/inventory/types.js';
 import { type ErpFolders, exportedSaleIds, writeShipments } from './erp-feed.js';
 
 /** What one cycle did. */
 export interface CycleReport {
   inventory: { rowsRead: number; rowsRejected: number; itemsUpdated: number };
-  reconcile: { storeItems: number; erpRecords: number; differences: number; queued: number; sources: string[] };
+  reconcile: {
+    storeItems: number;
+    erpRecords: number;
+    differences: number;
+    queued: number;
+    sources: string[];
+    /** The differences found (the first 20): SKU, field, the ERP's value and the store's before the fix. */
+    sample: FieldDifference[];
+  };
   sales: { exported: number; acknowledged: number; sinkDir: string };
   fulfilment: { updated: number; trackingCodes: string[] };
 }
@@ -67,6 +78,11 @@ async function runControlJob(daemon: Daemon, data: ControlJobData, timeoutMs: nu
   return job.returnvalue;
 }
 
+/** A field of an item as the simulated store holds it. */
+function storeValue(simulator: Simulator, sku: string, field: string): unknown {
+  return (simulator.state.items.get(sku)?.item as Record<string, unknown> | undefined)?.[field];
+}
+
 function isoDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
@@ -85,7 +101,11 @@ export async function runDemoCycle(ctx: CycleContext): Promise<CycleReport> {
     daemon,
     { action: 'inventory-reconcile', skus: [], dryRun: false, force: false, requestedBy: 'demo' },
     timeoutMs,
-  )) as CycleReport['reconcile'];
+  )) as ReconcileReport;
+  if (reconcile.differences === 0) throw new Error('demo: the reconcile found no difference between the ERP snapshot and the store');
+  await waitUntil(() => queueIdle(queueOf(daemon.inventory, QUEUE_NAMES.inventory)), 'the reconcile fixes to reach the store', timeoutMs);
+  const unfixed = reconcile.sample.filter(({ sku, field, erp }) => !sameValue(erp, storeValue(simulator, sku, field)));
+  if (unfixed.length > 0) throw new Error(`demo: the reconcile's fixes did not reach the store for ${unfixed.map(({ sku }) => sku).join(', ')}`);
 
   const day = 86_400_000;
   await runControlJob(
@@ -115,6 +135,7 @@ export async function runDemoCycle(ctx: CycleContext): Promise<CycleReport> {
       differences: reconcile.differences,
       queued: reconcile.queued,
       sources: reconcile.sources,
+      sample: reconcile.sample,
     },
     sales: { exported: exported.length, acknowledged, sinkDir: folders.sales },
     fulfilment: { updated: new Set(trackingCodes).size, trackingCodes: [...new Set(trackingCodes)] },
@@ -123,10 +144,9 @@ export async function runDemoCycle(ctx: CycleContext): Promise<CycleReport> {
 
 /** The summary printed at the end of `--once`. */
 export function formatCycleReport(report: CycleReport): string {
-  const reconcile =
-    report.reconcile.sources.length === 0
-      ? `${report.reconcile.storeItems} store items read; the CSV ERP has no full snapshot to compare (an SQL source has)`
-      : `${report.reconcile.erpRecords} ERP records against ${report.reconcile.storeItems} store items: ${report.reconcile.differences} differences, ${report.reconcile.queued} queued`;
+  const { erpRecords, storeItems, differences, queued, sample } = report.reconcile;
+  const skus = [...new Set(sample.map((difference) => difference.sku))].join(', ');
+  const reconcile = `${erpRecords} ERP snapshot records against ${storeItems} store items: ${differences} differences (${skus}), ${queued} queued and fixed`;
   return [
     'storesync demo: one full cycle done',
     `  ERP -> store   ${report.inventory.rowsRead} rows read (${report.inventory.rowsRejected} rejected), ${report.inventory.itemsUpdated} items updated on the store`,

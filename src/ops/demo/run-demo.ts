@@ -1,8 +1,9 @@
 /**
  * `storesync demo`: storesync working on one machine with nothing but Node and Redis. It finds (or
  * starts) Redis, starts the store simulator in-process, fills a sample ERP (CSV drop folders in a temp
- * directory) and runs the daemon with every role and `examples/demo/config.yaml`. It prints where to
- * look, then either shows progress until stopped, or (`once`) runs one full cycle and prints what it did.
+ * directory, and a full "all items" export for the reconcile) and runs the daemon with every role and
+ * `examples/demo/config.yaml`. It prints where to look, then either shows progress until stopped, or
+ * (`once`) runs one full cycle and prints what it did.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -20,10 +21,14 @@ import { DASHBOARD_PATH } from '../http-server.js';
 import { Metrics } from '../metrics.js';
 import { type CycleReport, formatCycleReport, runDemoCycle } from './demo-cycle.js';
 import { copySampleExports, createErpFolders, type ErpFolders, exportedSaleIds, writeShipments, writeStockChanges } from './erp-feed.js';
+import { writeErpSnapshot } from './erp-snapshot.js';
 import { ensureRedis } from './local-redis.js';
 
 /** Items the simulator holds (SKU-000001 …), matching the sample exports. */
 const ITEMS = 200;
+
+/** Source names in `examples/demo/config.yaml`. */
+const SOURCES = { inventory: 'demo-erp', shipments: 'demo-shipments' };
 
 /** What the demo is running, for tests that look inside. */
 export interface DemoHandles {
@@ -31,6 +36,8 @@ export interface DemoHandles {
   daemon: Daemon;
   simulator: Simulator;
   folders: ErpFolders;
+  /** The ERP's full export the reconcile reads, and the SKUs made to differ from the store in it. */
+  snapshot: { file: string; drifted: string[] };
   token: string;
 }
 
@@ -72,12 +79,23 @@ function banner(handles: DemoHandles, redisUrl: string, once: boolean): string {
     `  metrics    ${daemon.url}/metrics    health: ${daemon.url}/readyz`,
     `  store      ${simulator.url}  (simulator: ${simulator.url}/__control/writes lists what storesync wrote)`,
     `  ERP        ${folders.inventory}  (drop CSV exports here; sales arrive in ${folders.sales})`,
+    `  snapshot   ${handles.snapshot.file}  (the ERP's full export for the reconcile; ${handles.snapshot.drifted.length} items differ from the store on purpose)`,
     `  Redis      ${redisUrl}  prefix ${handles.config.redis.prefix}`,
   ];
   if (!once) {
     lines.push(`  admin token  ${token}`, `    (the dashboard asks for a login: user admin, the token as password; or send "Authorization: Bearer <token>")`, '', 'Ctrl-C stops the demo.');
   }
   return `${lines.join('\n')}\n\n`;
+}
+
+/** Writes the full export where the demo config's ERP source expects it (`snapshotFile`). */
+async function writeSnapshot(config: Config, samplesDir: string): Promise<DemoHandles['snapshot']> {
+  const source = config.inventory.sources.find((s) => s.name === SOURCES.inventory);
+  if (source?.kind !== 'csv' || source.snapshotFile === undefined) {
+    throw new Error(`demo: the config's inventory source ${SOURCES.inventory} must be a csv source with a snapshotFile`);
+  }
+  const file = source.snapshotFile;
+  return { file, drifted: await writeErpSnapshot(samplesDir, { ...source, snapshotFile: file }) };
 }
 
 /** Every few seconds: new ERP stock changes, a new sale on the store, shipments for exported sales. */
@@ -126,7 +144,8 @@ export async function runDemo(options: DemoOptions): Promise<CycleReport | undef
     for (let i = 0; i < 3; i += 1) simulator.addSale({ Status: 1, StatusText: 'Confirmed', SiteId: 1 });
 
     const folders = await createErpFolders(root);
-    await copySampleExports(join(packageRoot(), 'examples', 'erp', 'inventory'), folders.inventory);
+    const samplesDir = join(packageRoot(), 'examples', 'erp', 'inventory');
+    await copySampleExports(samplesDir, folders.inventory);
     const token = randomBytes(24).toString('base64url');
     const config = loadConfig({
       env: { STORESYNC_DEMO_DIR: root },
@@ -139,16 +158,17 @@ export async function runDemo(options: DemoOptions): Promise<CycleReport | undef
         ...(options.logLevel ? { log: { level: options.logLevel } } : {}),
       },
     });
+    const snapshot = await writeSnapshot(config, samplesDir);
     const logger = createLogger({ level: config.log.level, destination: io.stderr });
     const daemon = await startDaemon({ config, logger, metrics: new Metrics() }, { role: 'all' });
     cleanups.unshift(() => daemon.close());
-    const handles: DemoHandles = { config, daemon, simulator, folders, token };
+    const handles: DemoHandles = { config, daemon, simulator, folders, snapshot, token };
     options.hooks?.started?.(handles);
     io.stdout.write(banner(handles, redis.url, options.once));
 
     let report: CycleReport | undefined;
     if (options.once) {
-      report = await runDemoCycle({ daemon, simulator, folders, sources: { inventory: 'demo-erp', shipments: 'demo-shipments' } });
+      report = await runDemoCycle({ daemon, simulator, folders, sources: SOURCES });
       io.stdout.write(formatCycleReport(report));
     } else {
       const stops = [startFeed(handles, logger), startProgress(handles, io)];
