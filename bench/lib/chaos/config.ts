@@ -1,0 +1,61 @@
+/**
+ * The configuration file the chaos daemons run with: the run's own Redis and PostgreSQL, the in-process
+ * simulator, fast schedules and small backoffs so that a short run sees many cycles. Secrets (store
+ * password, admin token) are passed through the environment, as a deployment would.
+ */
+import { stringify } from 'yaml';
+
+import { CHANGES_QUERY } from './erp-driver.js';
+
+/** Where the chaos daemons find their services. */
+export interface ChaosConfigInput {
+  storeUrl: string;
+  redisUrl: string;
+  prefix: string;
+  erpUrl: string;
+  /** Overlap of the ERP source: longer than any late commit or database outage of the run. */
+  overlapMs: number;
+}
+
+/** The YAML text of the chaos configuration. */
+export function chaosConfig(input: ChaosConfigInput): string {
+  return stringify({
+    store: {
+      baseUrl: input.storeUrl,
+      username: 'demo',
+      siteId: 1,
+      connections: 16,
+      requestTimeoutMs: 5000,
+      retry: { attempts: 3, baseDelayMs: 50, maxDelayMs: 500 },
+    },
+    redis: { url: input.redisUrl, prefix: input.prefix },
+    log: { level: 'info' },
+    http: { host: '127.0.0.1' },
+    inventory: {
+      concurrency: 8,
+      attempts: 25,
+      backoffMs: 200,
+      sources: [
+        {
+          name: 'erp',
+          kind: 'sql',
+          url: input.erpUrl,
+          schedule: '*/1 * * * * *',
+          limit: 5000,
+          overlapMs: input.overlapMs,
+          initialCursor: '1970-01-01T00:00:00.000Z',
+          changes: CHANGES_QUERY,
+        },
+      ],
+    },
+    sales: {
+      enabled: true,
+      concurrency: 4,
+      attempts: 25,
+      backoffMs: 300,
+      pull: { schedule: '*/2 * * * * *', statuses: [1], lookbackHours: 48, settleMinutes: 0, pageSize: 50 },
+      sink: { kind: 'sql', url: input.erpUrl },
+    },
+    shutdown: { timeoutMs: 3000 },
+  });
+}

@@ -1,0 +1,288 @@
+/**
+ * The chaos run: the real daemons (`storesync run` processes) syncing a real PostgreSQL ERP and the
+ * simulator while the run breaks things — a faulty store (500s, 429s, jitter, short-lived hashes),
+ * workers SIGKILLed at random, Redis killed and restarted once (AOF on), the ERP database stopped for
+ * a while — then a drain and the checks of checks.ts. Everything runs on loopback with a Redis and a
+ * PostgreSQL of the run's own, is bounded in time, and is undone by the caller's `Cleanup`.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+import { Redis } from 'ioredis';
+
+import { type Simulator, startSimulator } from '../../../src/simulator/index.js';
+import type { Cleanup } from '../cleanup.js';
+import { startPgCluster } from '../pg-cluster.js';
+import { between, seededRandom } from '../random.js';
+import { startRedisServer } from '../redis-server.js';
+import { sleep, waitFor } from '../wait.js';
+import {
+  checkFinalValues,
+  checkInvalidNeverSent,
+  checkNoFailedJobs,
+  checkNoStaleWrites,
+  checkRejectsRecorded,
+  type CheckResult,
+  checkSalesAckedOnce,
+  checkSalesExportedOnce,
+  checkSecretsAtRest,
+  finalValueMismatches,
+  rejectedMetric,
+  saleAcks,
+  salesExportCounts,
+} from './checks.js';
+import { chaosConfig } from './config.js';
+import { ErpDriver } from './erp-driver.js';
+import { Fleet } from './fleet.js';
+
+const run = promisify(execFile);
+
+/** Sizes and timings of a run. */
+export interface ChaosPlan {
+  durationS: number;
+  skus: number;
+  changesPerS: number;
+  invalidRows: number;
+  saleEveryMs: number;
+  workers: number;
+  /** Random pause between two worker kills. */
+  killEveryMs: [number, number];
+  /** When Redis is killed and restarted, as a share of the duration. */
+  redisRestartAt: number;
+  /** When the ERP database is stopped, as a share of the duration, and for how long. */
+  erpDownAt: number;
+  erpDownMs: number;
+  /** Longest wait for the daemons to catch up after the disorder stops. */
+  drainTimeoutS: number;
+}
+
+/** The CI version (~2 minutes) and the full one (~5 minutes). */
+export const PLANS: Record<'quick' | 'full', ChaosPlan> = {
+  quick: {
+    durationS: 25,
+    skus: 100,
+    changesPerS: 40,
+    invalidRows: 6,
+    saleEveryMs: 500,
+    workers: 2,
+    killEveryMs: [2500, 5000],
+    redisRestartAt: 0.35,
+    erpDownAt: 0.6,
+    erpDownMs: 3000,
+    drainTimeoutS: 100,
+  },
+  full: {
+    durationS: 90,
+    skus: 300,
+    changesPerS: 60,
+    invalidRows: 20,
+    saleEveryMs: 300,
+    workers: 3,
+    killEveryMs: [2000, 5000],
+    redisRestartAt: 0.35,
+    erpDownAt: 0.6,
+    erpDownMs: 6000,
+    drainTimeoutS: 180,
+  },
+};
+
+/** How to run the chaos plan. */
+export interface ChaosOptions {
+  plan: ChaosPlan;
+  seed: number;
+  /** The package root (bin/storesync.js, built dist/). */
+  root: string;
+  log: (line: string) => void;
+  /** Keep the logs folder (printed) instead of removing it. */
+  keepLogs?: boolean;
+}
+
+/** What a run found. */
+export interface ChaosReport {
+  checks: CheckResult[];
+  stats: Record<string, unknown>;
+  logDir: string;
+}
+
+const ACK_STATUS = 2;
+
+/** Runs the chaos plan; everything started is registered on `cleanup`, which the caller runs. */
+export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise<ChaosReport> {
+  const { plan, log, root } = options;
+  const random = seededRandom(options.seed);
+  const logDir = mkdtempSync(join(tmpdir(), 'storesync-chaos-'));
+  if (!options.keepLogs) cleanup.defer('logs folder', () => rmSync(logDir, { recursive: true, force: true }));
+  log(`seed ${options.seed}; logs in ${logDir}${options.keepLogs ? '' : ' (removed at the end; --keep-logs keeps them)'}`);
+
+  // Our own Redis (AOF, fsync on every write) and PostgreSQL: both are killed or stopped on purpose.
+  mkdirSync(join(logDir, 'redis'));
+  const redisServer = await startRedisServer({ aof: true, dir: join(logDir, 'redis') });
+  cleanup.defer('redis-server', () => redisServer.destroy());
+  const pgCluster = await startPgCluster();
+  cleanup.defer('postgresql', () => pgCluster.destroy());
+  await pgCluster.createDatabase('erp');
+  const erpUrl = pgCluster.url('erp');
+
+  const password = `chaos-${randomBytes(9).toString('base64url')}`;
+  const adminToken = `admin-${randomBytes(12).toString('hex')}`;
+  const skus = Array.from({ length: plan.skus }, (_, i) => `SKU-${String(i + 1).padStart(6, '0')}`);
+  const sim: Simulator = await startSimulator({
+    port: 0,
+    items: skus.map((Code) => ({ Code, Stock: 0, Price: 99.99 })),
+    sales: 0,
+    users: 5,
+    clients: 2,
+    seed: options.seed,
+    password,
+    hashTtlS: 3,
+    latencyMs: 1,
+    jitterMs: 15,
+    failRate: 0.05,
+    rate429: 0.02,
+  });
+  cleanup.defer('simulator', () => sim.close());
+  // Every hash the store issues is a secret to look for afterwards; they expire (and are forgotten) in 3 s.
+  const hashes = new Set<string>();
+  const issued = sim.state.hashes;
+  const issue = issued.set.bind(issued);
+  issued.set = (hash: string, at: number) => {
+    hashes.add(hash);
+    return issue(hash, at);
+  };
+  log(`redis ${redisServer.url} (AOF always), postgresql ${erpUrl}, simulator ${sim.url}`);
+
+  const driver = new ErpDriver({
+    url: erpUrl,
+    skus,
+    rate: plan.changesPerS,
+    lateShare: 0.1,
+    maxLateMs: 2000,
+    repeatShare: 0.05,
+    invalidRows: plan.invalidRows,
+    durationS: plan.durationS,
+    random,
+  });
+  cleanup.defer('erp driver', () => driver.close());
+  await driver.prepare();
+
+  const prefix = 'chaos';
+  const configFile = join(logDir, 'storesync.yaml');
+  // The overlap must cover late commits (2 s) and the ERP outage, so no late row falls behind the cursor.
+  writeFileSync(configFile, chaosConfig({ storeUrl: sim.url, redisUrl: redisServer.url, prefix, erpUrl, overlapMs: plan.erpDownMs + 10_000 }));
+  const env = { PATH: process.env.PATH ?? '', STORE_PASSWORD: password, ADMIN_TOKEN: adminToken, LOG_LEVEL: 'info' };
+  await run(process.execPath, [join(root, 'bin', 'storesync.js'), 'migrate', '--config', configFile], { env });
+
+  const fleet = new Fleet({ root, configFile, logDir, workers: plan.workers, env });
+  cleanup.defer('daemons', () => fleet.stop());
+  await fleet.start();
+
+  const saleIds: number[] = [];
+  const startedAt = Date.now();
+  const elapsed = (): number => (Date.now() - startedAt) / 1000;
+  const events: string[] = [];
+  const note = (line: string): void => {
+    events.push(`${elapsed().toFixed(1)}s ${line}`);
+    log(`  t+${elapsed().toFixed(1)}s ${line}`);
+  };
+
+  driver.start();
+  const sales = setInterval(() => saleIds.push(sim.addSale({ Status: 1, SiteId: 1 }).Id), plan.saleEveryMs);
+  cleanup.defer('sales driver', () => clearInterval(sales));
+
+  // The disorder, until the end of the run.
+  let nextKill = Date.now() + between(random, ...plan.killEveryMs);
+  let redisRestarted = false;
+  let erpStopped = false;
+  while (elapsed() < plan.durationS) {
+    if (Date.now() >= nextKill) {
+      const killed = await fleet.killWorker(between(random, 0, plan.workers - 1));
+      if (killed) note(`SIGKILL ${killed}`);
+      await sleep(between(random, 300, 1500));
+      const restarted = fleet.restartDead();
+      if (restarted.length > 0) note(`started ${restarted.join(', ')}`);
+      nextKill = Date.now() + between(random, ...plan.killEveryMs);
+    }
+    if (!redisRestarted && elapsed() >= plan.durationS * plan.redisRestartAt) {
+      redisRestarted = true;
+      await redisServer.kill();
+      note('redis-server killed (SIGKILL)');
+      await sleep(1500);
+      await redisServer.start();
+      note('redis-server started again (AOF replayed)');
+    }
+    if (!erpStopped && elapsed() >= plan.durationS * plan.erpDownAt) {
+      erpStopped = true;
+      await pgCluster.stop();
+      note('ERP database stopped');
+      await sleep(plan.erpDownMs);
+      await pgCluster.start();
+      note('ERP database started again');
+    }
+    await sleep(100);
+  }
+  clearInterval(sales);
+  await driver.stop(30_000);
+  note(`disorder over: ${driver.model.rowsWritten} ERP rows, ${saleIds.length} sales; draining`);
+  fleet.restartDead();
+
+  // Drain: until every SKU and every sale is where it must be (the checks below say what is not).
+  const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 3 });
+  cleanup.defer('checker redis', () => redis.disconnect());
+  const drained = await waitFor(
+    'the daemons to catch up',
+    async () => {
+      fleet.restartDead();
+      if (finalValueMismatches(sim, driver.model).length > 0) return false;
+      const exported = await salesExportCounts(erpUrl);
+      const acks = saleAcks(sim, ACK_STATUS);
+      return saleIds.every((id) => exported.get(id) === 1 && (acks.get(id) ?? 0) >= 1);
+    },
+    { timeoutMs: plan.drainTimeoutS * 1000, intervalMs: 1000 },
+  ).then(
+    () => true,
+    () => false,
+  );
+  note(drained ? 'drained' : `not drained within ${plan.drainTimeoutS} s`);
+  // A moment for anything still in flight (a duplicate would show now), then a graceful stop.
+  await sleep(2000);
+  const rejectedCount = await rejectedMetric(fleet.producerUrl());
+  await fleet.stop();
+
+  const exported = await salesExportCounts(erpUrl);
+  const acks = saleAcks(sim, ACK_STATUS);
+  const checks: CheckResult[] = [
+    checkFinalValues(sim, driver.model),
+    checkNoStaleWrites(sim),
+    checkInvalidNeverSent(sim, driver.model),
+    await checkRejectsRecorded(redis, prefix, driver.model, rejectedCount),
+    checkSalesExportedOnce(saleIds, exported),
+    checkSalesAckedOnce(saleIds, acks),
+    await checkNoFailedJobs(redis, prefix),
+    await checkSecretsAtRest(redis, prefix, [password, adminToken, ...hashes], fleet.logFiles()),
+    {
+      name: `daemons: no process exited by itself (${fleet.kills} SIGKILLs given)`,
+      ok: fleet.crashes.length === 0,
+      detail: fleet.crashes.length === 0 ? 'only our kills' : fleet.crashes.join(' | '),
+    },
+  ];
+  const counters = sim.counters();
+  return {
+    checks,
+    logDir,
+    stats: {
+      seed: options.seed,
+      seconds: Math.round(elapsed()),
+      erp: { ...driver.model, latest: driver.model.latest.size, invalid: driver.model.invalid.length },
+      sales: saleIds.length,
+      kills: fleet.kills,
+      hashesIssued: hashes.size,
+      store: { requests: counters.total, injected500: counters.faults.serverError, injected429: counters.faults.tooManyRequests, unauthorized: counters.unauthorized, logins: counters.logins },
+      writes: sim.writes.length,
+      events,
+    },
+  };
+}

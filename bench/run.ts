@@ -1,0 +1,98 @@
+/**
+ * `npm run bench [-- --quick] [-- --only throughput,reconcile,coalescing,latency] [-- --profile DIR]`: the benchmarks,
+ * against the simulator on loopback, with a redis-server and a PostgreSQL cluster of their own. Each
+ * figure is stored beside a baseline measured in the same run (the machine is shared and noisy), in
+ * bench/results/<name>.json, and a full run rewrites the table in bench/README.md.
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+import { Cleanup } from './lib/cleanup.js';
+import { coalescingBench } from './lib/coalescing.js';
+import { startEnvironment } from './lib/environment.js';
+import { latencyBench } from './lib/latency.js';
+import { reconcileBench } from './lib/reconcile-bench.js';
+import { type BenchResult, runInfo, updateReadme, writeResult } from './lib/results.js';
+import { throughputBench } from './lib/throughput.js';
+
+const BENCHES = ['throughput', 'reconcile', 'coalescing', 'latency'] as const;
+type BenchName = (typeof BENCHES)[number];
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    // Writes a V8 CPU profile of every daemon process into this folder (open it in Chrome DevTools).
+    profile: { type: 'string' },
+  },
+});
+const quick = values.quick ?? false;
+const only = (values.only?.split(',').map((s) => s.trim()) ?? [...BENCHES]) as BenchName[];
+const unknown = only.filter((name) => !BENCHES.includes(name));
+if (unknown.length > 0) {
+  console.error(`unknown benchmark(s): ${unknown.join(', ')}; choose from ${BENCHES.join(', ')}`);
+  process.exit(2);
+}
+
+// dist/bench/run.js → the package root is two folders up; the sources' bench/ folder holds results.
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const benchDir = join(root, 'bench');
+const resultsDir = join(benchDir, 'results');
+const command = `npm run bench --${quick ? ' --quick' : ''}${values.only ? ` --only ${values.only}` : ''}`.replace(/ --$/, '');
+const log = (line: string): void => {
+  process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+};
+
+const cleanup = new Cleanup();
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    log(`${signal}: cleaning up`);
+    void cleanup.run(log).then(() => process.exit(130));
+  });
+}
+
+// Every run is bounded: past this the run stops, cleans up and fails.
+const deadline = setTimeout(() => {
+  log('time limit reached: cleaning up');
+  void cleanup.run(log).then(() => process.exit(1));
+}, (quick ? 8 : 25) * 60_000);
+deadline.unref();
+
+const started = Date.now();
+let failed = false;
+try {
+  const storeItems = only.includes('reconcile') ? (quick ? 10_000 : 100_000) : 20_000;
+  const env = await startEnvironment(root, storeItems, cleanup, log, values.profile);
+  const info = runInfo(command, quick);
+  const record = (result: Omit<BenchResult, 'run'>): void => {
+    const file = writeResult(resultsDir, { ...result, run: info });
+    log(`${result.name}: written to ${file}`);
+    for (const row of result.summary) log(`  ${row.measure}: ${row.value} | baseline ${row.baseline} | ${row.verdict}`);
+  };
+  if (only.includes('throughput')) {
+    record(
+      await throughputBench(
+        env,
+        quick
+          ? { latencies: [0, 20], concurrencies: [1, 8], targetS: 0.5, maxItems: 1000, reps: 1 }
+          : { latencies: [0, 5, 20], concurrencies: [1, 8, 32], targetS: 2, maxItems: 5000, reps: 2 },
+        log,
+      ),
+    );
+  }
+  if (only.includes('reconcile')) record(await reconcileBench(env, { skus: storeItems, differentShare: 0.01 }, log));
+  if (only.includes('coalescing')) record(await coalescingBench(env, quick ? { skus: 1000, updatesPerSku: 10 } : { skus: 10_000, updatesPerSku: 10 }, log));
+  if (only.includes('latency')) record(await latencyBench(env, quick ? { perSecond: 50, seconds: 5 } : { perSecond: 200, seconds: 30 }, log));
+  if (!quick) updateReadme(join(benchDir, 'README.md'), resultsDir, BENCHES);
+} catch (error) {
+  failed = true;
+  log(`benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+} finally {
+  await cleanup.run(log);
+  log(`done in ${Math.round((Date.now() - started) / 1000)} s`);
+}
+process.exit(failed ? 1 : 0);

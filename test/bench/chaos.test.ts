@@ -1,0 +1,30 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+import type { CheckResult } from '../../bench/lib/chaos/checks.js';
+import { PLANS, runChaos } from '../../bench/lib/chaos/run.js';
+import { Cleanup } from '../../bench/lib/cleanup.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const cleanup = new Cleanup();
+afterAll(() => cleanup.run());
+
+describe('chaos (quick)', () => {
+  it(
+    'loses no change, writes nothing stale or invalid and exports and acknowledges each sale once while workers, Redis and the ERP die',
+    async () => {
+      // The daemons run as `node bin/storesync.js run`, which needs the build (`npm test` builds first).
+      expect(existsSync(join(root, 'dist', 'src', 'main.js')), 'dist/src/main.js missing: run `npm run build` first').toBe(true);
+      const lines: string[] = [];
+      const report = await runChaos({ plan: PLANS.quick, seed: 7, root, log: (line) => lines.push(line) }, cleanup);
+      const failed = report.checks.filter((check) => !check.ok);
+      const describe = (checks: readonly CheckResult[]): string => checks.map((c) => `${c.name}: ${c.detail}`).join('\n');
+      expect(failed, `failed checks:\n${describe(failed)}\n\nrun:\n${lines.join('\n')}`).toEqual([]);
+      expect(report.checks.length).toBeGreaterThanOrEqual(9);
+    },
+    240_000,
+  );
+});
