@@ -56,6 +56,16 @@ export function describeValue(value: unknown): string {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
+/** The value at `path` inside `input` (undefined where the path leaves the structure), to name it in an issue. */
+export function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let node = input;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  return node;
+}
+
 /** Renders an issue as one line: `SKU A-1: field Stock = -3 breaks "integer 0 to 999999"`. */
 export function formatIssue(issue: ValidationIssue): string {
   const where = issue.record === undefined ? '' : `${issue.record}: `;

@@ -4,14 +4,11 @@
  * differences, SKUs missing on the store. `--dry-run` compares without writing anything.
  */
 import type { Command } from 'commander';
-import type { Redis } from 'ioredis';
 
-import { Metrics } from '../ops/metrics.js';
-import { createRedis } from '../queue/connection.js';
-import { StoreClient } from '../store/client.js';
 import { runReconcile } from '../sync/inventory/reconcile.js';
 import type { ReconcileReport } from '../sync/inventory/types.js';
 import { type CliContext, type CliIo, formatTable, printResult } from './context.js';
+import { withFlowDeps } from './flow-deps.js';
 
 interface ResyncInventoryOptions {
   source?: string;
@@ -40,34 +37,19 @@ export function registerInventoryCommands(program: Command, ctx: CliContext): vo
 }
 
 async function resyncInventory(ctx: CliContext, options: ResyncInventoryOptions): Promise<void> {
-  const config = ctx.config();
-  const logger = ctx.logger();
-  const store = new StoreClient({ config: config.store, logger });
-  const connections: Redis[] = [];
-  const connect = (): Redis => {
-    const connection = createRedis(config.redis.url);
-    connections.push(connection);
-    return connection;
-  };
   const progress = isTty(ctx.io.stderr) ? progressBar(ctx.io) : undefined;
-  try {
-    const report = await runReconcile(
-      { config, connect, store, logger, metrics: new Metrics({ defaultMetrics: false }) },
-      {
-        ...(options.source === undefined ? {} : { source: options.source }),
-        ...(options.sku === undefined ? {} : { skus: options.sku }),
-        dryRun: options.dryRun === true,
-        force: options.force === true,
-        ...(progress ? { onProgress: progress.update } : {}),
-      },
-    );
-    progress?.end();
-    if (options.json) printResult(ctx.io, report, true);
-    else ctx.io.stdout.write(`${describe(report)}\n`);
-  } finally {
-    await store.close();
-    for (const connection of connections) connection.disconnect();
-  }
+  const report = await withFlowDeps(ctx, (deps) =>
+    runReconcile(deps, {
+      ...(options.source === undefined ? {} : { source: options.source }),
+      ...(options.sku === undefined ? {} : { skus: options.sku }),
+      dryRun: options.dryRun === true,
+      force: options.force === true,
+      ...(progress ? { onProgress: progress.update } : {}),
+    }),
+  );
+  progress?.end();
+  if (options.json) printResult(ctx.io, report, true);
+  else ctx.io.stdout.write(`${describe(report)}\n`);
 }
 
 /** The human-readable plan. */

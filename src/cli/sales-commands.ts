@@ -4,19 +4,15 @@
  * one sale right away, through the same code and guards as the workers.
  */
 import type { Command } from 'commander';
-import type { Redis } from 'ioredis';
 
 import { tableNames } from '../erp/sinks/index.js';
 import { assertInterfaceTables, migrateInterfaceTables } from '../erp/sinks/migrations.js';
 import { openSql } from '../erp/sql-client.js';
 import { ValidationError } from '../errors.js';
-import { Metrics } from '../ops/metrics.js';
-import { createRedis } from '../queue/connection.js';
-import { StoreClient } from '../store/client.js';
-import type { FlowDeps } from '../sync/flow.js';
 import { type FulfilmentUpdate, updateSale } from '../sync/fulfilment/index.js';
 import { exportSale, type PullReport, pullSales } from '../sync/sales/index.js';
 import { type CliContext, formatTable, printResult } from './context.js';
+import { withFlowDeps } from './flow-deps.js';
 import { defined, OptionValues } from './option-values.js';
 
 interface PullOptions {
@@ -43,24 +39,6 @@ interface FulfilOptions {
   json?: boolean;
 }
 
-/** Runs `action` with flow dependencies built from the configuration, closing them afterwards. */
-async function withDeps<T>(ctx: CliContext, action: (deps: FlowDeps) => Promise<T>): Promise<T> {
-  const config = ctx.config();
-  const logger = ctx.logger();
-  const store = new StoreClient({ config: config.store, logger });
-  const connections: Redis[] = [];
-  const connect = (): Redis => {
-    const connection = createRedis(config.redis.url);
-    connections.push(connection);
-    return connection;
-  };
-  try {
-    return await action({ config, connect, store, logger, metrics: new Metrics({ defaultMetrics: false }) });
-  } finally {
-    await store.close();
-    for (const connection of connections) connection.disconnect();
-  }
-}
 
 function saleId(value: string): number {
   const values = new OptionValues();
@@ -103,7 +81,7 @@ export function registerSalesCommands(program: Command, ctx: CliContext): void {
         dryRun: options.dryRun === true,
       });
       values.check('sales pull');
-      const report = await withDeps(ctx, (deps) => pullSales(deps, pull));
+      const report = await withFlowDeps(ctx, (deps) => pullSales(deps, pull));
       if (options.json) printResult(ctx.io, report, true);
       else ctx.io.stdout.write(`${describePull(report)}\n`);
     });
@@ -119,7 +97,7 @@ export function registerSalesCommands(program: Command, ctx: CliContext): void {
       const site = values.int('--site', options.site, 'positive integer');
       const sale = saleId(id);
       values.check('sales export');
-      const outcome = await withDeps(ctx, (deps) => exportSale(deps, sale, defined({ force: options.force === true, siteId: site })));
+      const outcome = await withFlowDeps(ctx, (deps) => exportSale(deps, sale, defined({ force: options.force === true, siteId: site })));
       printResult(ctx.io, outcome, options.json === true);
     });
   sales
@@ -145,7 +123,7 @@ export function registerSalesCommands(program: Command, ctx: CliContext): void {
       if (Object.keys(update).length === 0) {
         throw new ValidationError([{ field: 'options', value: {}, rule: 'at least one of --status, --status-text, --tracking-code, --observations' }], 'sales fulfil');
       }
-      const result = await withDeps(ctx, (deps) => updateSale(deps, sale, update, { force: options.force === true }));
+      const result = await withFlowDeps(ctx, (deps) => updateSale(deps, sale, update, { force: options.force === true }));
       printResult(ctx.io, result, options.json === true);
     });
 

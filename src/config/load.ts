@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 
-import { ConfigError, describeValue } from '../errors.js';
+import { ConfigError, describeValue, valueAt } from '../errors.js';
 import { registerSecret } from '../secrets.js';
 import { type Config, configSchema } from './schema.js';
 
@@ -152,14 +152,6 @@ function fromEnv(env: NonNullable<LoadConfigOptions['env']>, problems: string[])
   return tree;
 }
 
-function valueAt(tree: unknown, path: readonly PropertyKey[]): unknown {
-  let node = tree;
-  for (const key of path) {
-    if (node === null || typeof node !== 'object') return undefined;
-    node = (node as Record<PropertyKey, unknown>)[key];
-  }
-  return node;
-}
 
 /** One line per problem: the key, the value found and what is expected. */
 export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unknown): string[] {

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 
-import type { ValidationIssue } from '../../errors.js';
+import { type ValidationIssue, valueAt } from '../../errors.js';
 
 const isoDate = z
   .string()
@@ -109,14 +109,6 @@ function pickBranch(branches: z.core.$ZodIssue[][], input: unknown): z.core.$Zod
   ];
 }
 
-function valueAt(tree: unknown, path: readonly PropertyKey[]): unknown {
-  let node = tree;
-  for (const key of path) {
-    if (node === null || typeof node !== 'object') return undefined;
-    node = (node as Record<PropertyKey, unknown>)[key];
-  }
-  return node;
-}
 
 /** A readable job name for the dashboard: `reconcile`, `reconcile:dry-run`, `reconcile:A-1,B-2`, `sales-pull:2024-01-01..2024-01-31`. */
 export function controlJobName(job: ControlJobData): string {
