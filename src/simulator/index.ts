@@ -3,13 +3,14 @@
  * injection, counters, a write log and a control API (`/__control/`). Tests start it on a random port;
  * `storesync simulator` runs it standalone.
  */
+import { setMaxListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { formatIssue } from '../errors.js';
 import { TypedEmitter } from '../events.js';
 import { Counters, type CounterSnapshot } from './counters.js';
-import { DEFAULT_FAULTS, Faults,type FaultSettings } from './faults.js';
+import { DEFAULT_FAULTS, Faults, type FaultSettings } from './faults.js';
 import { Router } from './router.js';
 import { authRoutes } from './routes/auth.js';
 import { clientRoutes } from './routes/clients.js';
@@ -145,6 +146,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     faults.replace(initialFaults);
   };
   const abort = new AbortController();
+  // Every delayed response listens on this one signal (to end at close): thousands at a time is normal.
+  setMaxListeners(0, abort.signal);
   const api = new Router([
     ...authRoutes(ctx),
     ...inventoryRoutes(ctx),
