@@ -198,7 +198,7 @@ export const configSchema = z.object({
             url: dbUrl,
             /** Schema (PostgreSQL) or database (MariaDB) of the interface tables; default: the connection's. */
             schema: sqlIdentifier.optional(),
-            /** Names of the interface tables (see docs/interface-tables.md). */
+            /** Names of the interface tables (see the README, "Interface tables"). */
             tables: z
               .object({ sales: sqlIdentifier.default('storesync_sales'), items: sqlIdentifier.default('storesync_sale_items') })
               .prefault({}),

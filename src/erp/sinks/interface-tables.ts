@@ -1,7 +1,7 @@
 /**
  * The two interface tables the SQL sink writes and the ERP reads: one row per sale, one row per sale
  * line. The column list here drives everything else — the DDL of `storesync migrate`, the start-up
- * check, the truncation of long texts — so the tables, the code and docs/interface-tables.md cannot
+ * check, the truncation of long texts — so the tables, the code and the README section on them cannot
  * drift apart silently.
  */
 import type { Dialect } from '../sql-client.js';
