@@ -178,14 +178,8 @@ export const currencySchema = z.looseObject({
 /** Shipping method of a sale. */
 export const shippingMethodSchema = z.looseObject({ Id: int, Name: str, Code: str, Display: str });
 
-/** Customer data inside a sale. */
-export const userDataSchema = z.looseObject({
-  Id: int,
-  Username: str,
-  FirstName: str,
-  LastName: str,
-  EMail: str,
-  Access: bool,
+/** The contact fields a user and a sale's customer data share (State, City, Country, Town carry codes). */
+const contactFields = {
   Address: str,
   State: str,
   City: str,
@@ -195,6 +189,17 @@ export const userDataSchema = z.looseObject({
   Phone: str,
   Mobile: str,
   IdNumber: str,
+};
+
+/** Customer data inside a sale. */
+export const userDataSchema = z.looseObject({
+  Id: int,
+  Username: str,
+  FirstName: str,
+  LastName: str,
+  EMail: str,
+  Access: bool,
+  ...contactFields,
   StreetNumber: str,
   AddressLine1: str,
   AddressLine2: str,
@@ -354,15 +359,7 @@ export const userSchema = z.looseObject({
   CurrentLoginIp: str,
   LastLoginIp: str,
   CreationDate: storeDate,
-  Address: str,
-  State: str,
-  City: str,
-  Country: str,
-  Town: str,
-  PostalCode: str,
-  Phone: str,
-  Mobile: str,
-  IdNumber: str,
+  ...contactFields,
   ProfileId: int,
   PriceListId: int,
   InternalCode: str,
