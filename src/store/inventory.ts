@@ -48,6 +48,16 @@ export class InventoryApi {
 
   /** Reads items (all of them, or the one with `code`). */
   async get(query: InventoryQuery = {}, options: InventoryGetOptions = {}): Promise<InventoryItem[]> {
+    const items: InventoryItem[] = [];
+    await this.each(query, (item) => void items.push(item), options);
+    return items;
+  }
+
+  /**
+   * Reads items like `get` but hands them to `visit` one by one, dropping each raw item once read, so a
+   * caller that keeps only a few fields (the reconcile, over 100,000 items) never holds two full copies.
+   */
+  async each(query: InventoryQuery, visit: (item: InventoryItem) => void, options: InventoryGetOptions = {}): Promise<void> {
     const endpoint = ENDPOINTS[options.form ?? 'get'];
     const body = await this.#api.request(
       {
@@ -62,7 +72,16 @@ export class InventoryApi {
       },
       options,
     );
-    return body === null ? [] : readAs(itemListSchema, body, 'GET', endpoint);
+    if (body === null) return;
+    if (!Array.isArray(body)) {
+      for (const item of readAs(itemListSchema, body, 'GET', endpoint)) visit(item);
+      return;
+    }
+    for (let index = 0; index < body.length; index++) {
+      const item = readAs(inventoryItemSchema, body[index], 'GET', `${endpoint} (item ${index})`);
+      body[index] = undefined;
+      visit(item);
+    }
   }
 
   /**

@@ -167,7 +167,7 @@ async function readStore(
   for (const siteId of sites) {
     const query = siteId === null ? {} : { siteId };
     if (skus === undefined) {
-      for (const item of await rt.store.inventory.get(query)) add(siteId, item);
+      await rt.store.inventory.each(query, (item) => add(siteId, item));
       continue;
     }
     const queue = [...new Set(skus)];
