@@ -70,14 +70,8 @@ export interface Currency {
   SiteId: number;
 }
 
-/** Customer data inside a sale. */
-export interface SaleUserData {
-  Id: number;
-  Username: string;
-  FirstName: string;
-  LastName: string;
-  EMail: string;
-  Access: boolean;
+/** Contact fields shared by a user and a sale's customer data (State, City, Country, Town are codes). */
+export interface ContactFields {
   Address: string;
   State: string;
   City: string;
@@ -87,6 +81,16 @@ export interface SaleUserData {
   Phone: string;
   Mobile: string;
   IdNumber: string;
+}
+
+/** Customer data inside a sale. */
+export interface SaleUserData extends ContactFields {
+  Id: number;
+  Username: string;
+  FirstName: string;
+  LastName: string;
+  EMail: string;
+  Access: boolean;
   StreetNumber: string;
   AddressLine1: string;
   AddressLine2: string;
@@ -227,7 +231,7 @@ export interface Sale {
 }
 
 /** A store user. `Password` is kept for creation only and never returned. */
-export interface User {
+export interface User extends ContactFields {
   Id: number;
   Username: string;
   SiteId: number;
@@ -241,15 +245,6 @@ export interface User {
   CurrentLoginIp: string | null;
   LastLoginIp: string | null;
   CreationDate: string;
-  Address: string;
-  State: string;
-  City: string;
-  Country: string;
-  Town: string;
-  PostalCode: string;
-  Phone: string;
-  Mobile: string;
-  IdNumber: string;
   ProfileId: number;
   PriceListId: number;
   InternalCode: string;
