@@ -28,15 +28,7 @@ const log = (line: string): void => {
 };
 
 const cleanup = new Cleanup();
-let interrupted = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
-    log(`${signal}: stopping and cleaning up`);
-    void cleanup.run(log).then(() => process.exit(130));
-  });
-}
+cleanup.exitOnSignals(log);
 // The whole run is bounded: disorder, drain, checks and cleanup.
 const limitS = plan.durationS + plan.drainTimeoutS + 120;
 setTimeout(() => {

@@ -45,15 +45,7 @@ const log = (line: string): void => {
 };
 
 const cleanup = new Cleanup();
-let interrupted = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
-    log(`${signal}: cleaning up`);
-    void cleanup.run(log).then(() => process.exit(130));
-  });
-}
+cleanup.exitOnSignals(log);
 
 // Every run is bounded: past this the run stops, cleans up and fails.
 const deadline = setTimeout(() => {

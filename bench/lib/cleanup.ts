@@ -27,4 +27,20 @@ export class Cleanup {
     })();
     return this.running;
   }
+
+  /**
+   * Cleans up and exits 130 on SIGINT/SIGTERM (a second signal exits at once). Only the benchmark entry
+   * points call this: they are processes of their own, like `src/main.ts`.
+   */
+  exitOnSignals(report: (line: string) => void): void {
+    let interrupted = false;
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.on(signal, () => {
+        if (interrupted) process.exit(130);
+        interrupted = true;
+        report(`${signal}: stopping and cleaning up`);
+        void this.run(report).then(() => process.exit(130));
+      });
+    }
+  }
 }
