@@ -63,7 +63,9 @@ beforeAll(async () => {
         sources: [{ name: 'csv', kind: 'csv', dir: inventoryDir, schedule: '*/1 * * * * *', settleMs: 0 }],
       },
       sales: { backoffMs: 50, pull: { schedule: '*/1 * * * * *' }, sink: { kind: 'file', dir: join(dir, 'sales') } },
-      fulfillment: { sources: [{ name: 'shipments', kind: 'csv', dir: shipmentsDir, schedule: '*/1 * * * * *', settleMs: 0 }] },
+      // Short backoffs everywhere: with 30 % of store calls failing, the default 2 s (doubling) of the
+      // fulfilment queue could outlast the wait below on a loaded machine.
+      fulfillment: { backoffMs: 50, sources: [{ name: 'shipments', kind: 'csv', dir: shipmentsDir, schedule: '*/1 * * * * *', settleMs: 0 }] },
       shutdown: { timeoutMs: 3000 },
     },
   });

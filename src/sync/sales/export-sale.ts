@@ -68,11 +68,19 @@ export async function runSaleExport(rt: SalesRuntime, key: SaleKey, options: Exp
     await updatePendingGauge(rt);
     return outcome;
   }
-  const payload = ackPayload(rt.config.sales.ack, key.saleId, key.siteId, erpRef);
-  // Exported by an earlier run: that run may have died after the store took the acknowledgement but
-  // before it was recorded. The store's sale says whether it did; acknowledging again would be a
-  // second write (and could undo a status the store moved on to since).
-  const acknowledgedBefore = record?.state === 'exported' && carries(sale ?? (await readSale()), payload);
+  let payload = ackPayload(rt.config.sales.ack, key.saleId, key.siteId, erpRef);
+  let acknowledgedBefore = false;
+  if (record?.state === 'exported') {
+    // Exported by an earlier run, which may have died after the store took the acknowledgement but
+    // before it was recorded: the store's sale says whether it did. Meanwhile the sale may also have
+    // moved on (a shipment, an operator): its status is then kept and only the observation is written.
+    const current = sale ?? (await readSale());
+    if (!rt.config.sales.pull.statuses.includes(current.Status ?? NaN) && current.Status !== payload.Status) {
+      const { Status: _status, StatusText: _text, ...rest } = payload;
+      payload = rest;
+    }
+    acknowledgedBefore = carries(current, payload);
+  }
   if (!acknowledgedBefore) {
     try {
       await rt.store.sales.update(key.saleId, payload, call);

@@ -168,6 +168,31 @@ describe('sales flow', () => {
     expect(updatesBySale(h.sim).get(304)).toHaveLength(1);
   });
 
+  it('keeps a status the sale moved on to while its acknowledgement was failing, writing only the observation', async () => {
+    await setUp();
+    h.sim.addSale({ Id: 305, SiteId: 1, Status: 1, CreationDate: h.storeDate(10) });
+    await pullSales(h.deps);
+    const first = await startSalesFlow(h.deps, { role: 'worker', sink });
+    first.events.on('sales:exported', () => h.sim.faults.set({ failRate: 1 }));
+    await first.events.next('sales:job:failed');
+    await first.close();
+    // Meanwhile the ERP shipped it and the shipment reached the store.
+    h.sim.faults.set({ failRate: 0 });
+    await h.deps.store.sales.update(305, { Status: 3, StatusText: 'Completed', TrackingCode: 'TRK-305' });
+
+    const second = await startSalesFlow(h.deps, { role: 'worker', sink });
+    try {
+      await second.events.next('sales:acked');
+    } finally {
+      await second.close();
+    }
+    const updates = updatesBySale(h.sim).get(305) ?? [];
+    expect(updates).toHaveLength(2);
+    expect(updates[1]).not.toHaveProperty('Status');
+    expect(updates[1]!.Obeservations).toMatch(/^ERP order /);
+    expect(await h.deps.store.sales.get(305)).toMatchObject({ Status: 3, TrackingCode: 'TRK-305' });
+  });
+
   it('skips sales younger than the settle delay and takes them on a later pull', async () => {
     let clock = Date.now();
     await setUp({ now: () => clock, config: { sales: { pull: { settleMinutes: 10 } } } });
