@@ -42,9 +42,22 @@ export function openMysql(url: string, settings: DriverSettings): SqlClient {
     });
   }
 
+  // A server gone away while a transaction or stream holds a connection emits 'error' on it; unheard,
+  // it would crash the process. The statement in progress fails and reports it.
+  const guarded = new WeakSet<PoolConnection>();
+  const ignoreError = (): void => undefined;
+
   function connect(): Promise<PoolConnection> {
     return new Promise((resolve, reject) => {
-      pool.getConnection((error, connection) => (error ? reject(fail('cannot connect', error)) : resolve(connection)));
+      pool.getConnection((error, connection) => {
+        if (error) return reject(fail('cannot connect', error));
+        // Pooled connections come back: one listener each, not one per checkout.
+        if (!guarded.has(connection)) {
+          guarded.add(connection);
+          connection.on('error', ignoreError);
+        }
+        resolve(connection);
+      });
     });
   }
 
