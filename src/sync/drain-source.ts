@@ -5,8 +5,35 @@
  * batch is queued the stored cursor moves to the highest cursor seen, never backwards, and only then is
  * the source told to commit (CSV files move). A crash anywhere before re-reads the same rows: harmless.
  */
+import type { Redis } from 'ioredis';
+
 import { compareCursors, maxCursor } from '../erp/cursor.js';
 import type { ChangeBatch, ChangeSource, Cursor } from '../erp/types.js';
+import { stateKey } from '../queue/connection.js';
+
+/** Where a flow keeps the cursor of each of its sources: `state:{flow}:cursor:{source}`, JSON. */
+export class SourceCursors {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+  readonly #flow: string;
+
+  constructor(redis: Redis, prefix: string, flow: string) {
+    this.#redis = redis;
+    this.#prefix = prefix;
+    this.#flow = flow;
+  }
+
+  /** The stored cursor of a source, or undefined before its first poll. */
+  async get(source: string): Promise<Cursor | undefined> {
+    const raw = await this.#redis.get(stateKey(this.#prefix, this.#flow, 'cursor', source));
+    return raw === null ? undefined : (JSON.parse(raw) as Cursor);
+  }
+
+  /** Stores a source's cursor (JSON keeps the number/string distinction). */
+  async set(source: string, cursor: Cursor): Promise<void> {
+    await this.#redis.set(stateKey(this.#prefix, this.#flow, 'cursor', source), JSON.stringify(cursor));
+  }
+}
 
 /** How to drain a source. */
 export interface DrainOptions {

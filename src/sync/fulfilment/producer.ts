@@ -96,7 +96,7 @@ async function queueBatch(rt: FulfilmentRuntime, source: string, batch: ChangeBa
 export async function pollFulfilmentSource(rt: FulfilmentRuntime, source: ChangeSource, options: FulfilmentPollOptions): Promise<FulfilmentPollReport> {
   const report: FulfilmentPollReport = { source: source.name, read: 0, rejected: 0, queued: 0, cursor: null };
   const { cursor, read } = await drainSource(source, {
-    cursor: (await rt.state.getCursor(source.name)) ?? options.initialCursor ?? null,
+    cursor: (await rt.state.cursors.get(source.name)) ?? options.initialCursor ?? null,
     limit: options.limit,
     maxRounds: MAX_ROUNDS,
     queue: async (batch) => {
@@ -104,7 +104,7 @@ export async function pollFulfilmentSource(rt: FulfilmentRuntime, source: Change
       report.rejected += rejected;
       report.queued += queued;
     },
-    saveCursor: (next) => rt.state.setCursor(source.name, next),
+    saveCursor: (next) => rt.state.cursors.set(source.name, next),
   });
   report.read = read;
   report.cursor = cursor;

@@ -1,12 +1,12 @@
 /**
  * The fulfilment flow's Redis state, under `redis.prefix`:
- *   state:fulfil:cursor:{source}     JSON cursor of each shipment source
+ *   state:fulfil:cursor:{source}     JSON cursor of each shipment source (`cursors`, a SourceCursors)
  *   state:fulfil:applied:{saleId}    version of the last update applied to the sale (expires in 30 days)
  */
 import type { Redis } from 'ioredis';
 
-import type { Cursor } from '../../erp/types.js';
 import { stateKey } from '../../queue/connection.js';
+import { SourceCursors } from '../drain-source.js';
 
 /** Long enough for any re-read of an old ERP change, short enough for Redis to forget finished sales. */
 const APPLIED_TTL_S = 30 * 86_400;
@@ -16,20 +16,13 @@ export class FulfilmentState {
   readonly #redis: Redis;
   readonly #prefix: string;
 
+  /** The cursor of each source of this flow. */
+  readonly cursors: SourceCursors;
+
   constructor(redis: Redis, prefix: string) {
     this.#redis = redis;
     this.#prefix = prefix;
-  }
-
-  /** The stored cursor of a source, or undefined before its first poll. */
-  async getCursor(source: string): Promise<Cursor | undefined> {
-    const raw = await this.#redis.get(stateKey(this.#prefix, 'fulfil', 'cursor', source));
-    return raw === null ? undefined : (JSON.parse(raw) as Cursor);
-  }
-
-  /** Stores a source's cursor (JSON keeps the number/string distinction). */
-  async setCursor(source: string, cursor: Cursor): Promise<void> {
-    await this.#redis.set(stateKey(this.#prefix, 'fulfil', 'cursor', source), JSON.stringify(cursor));
+    this.cursors = new SourceCursors(redis, prefix, 'fulfil');
   }
 
   /** The version of the last update applied to a sale, or null. */

@@ -36,7 +36,7 @@ export async function pollSource(rt: InventoryRuntime, source: ChangeSource, opt
   const report: PollReport = { source: source.name, read: 0, rejected: 0, queued: 0, cursor: null };
   const queued = new Set<string>();
   const { cursor, read } = await drainSource(source, {
-    cursor: (await rt.state.getCursor(source.name)) ?? options.initialCursor ?? null,
+    cursor: (await rt.state.cursors.get(source.name)) ?? options.initialCursor ?? null,
     limit: options.limit,
     maxRounds: MAX_ROUNDS,
     queue: async (batch) => {
@@ -44,7 +44,7 @@ export async function pollSource(rt: InventoryRuntime, source: ChangeSource, opt
       report.rejected += rejected;
       for (const sku of skus) queued.add(sku);
     },
-    saveCursor: (next) => rt.state.setCursor(source.name, next),
+    saveCursor: (next) => rt.state.cursors.set(source.name, next),
   });
   report.read = read;
   report.cursor = cursor;

@@ -4,7 +4,7 @@
  * - `inv:applied:{sku}`  field → version: the newest version the store has taken (or already had);
  * - `inv:acked:{sku}`    field → JSON value: what the store last acknowledged, for change detection;
  * - `inv:lock:{sku}`     a short write lock, so that two jobs never PUT one SKU at once;
- * and per source `inv:cursor:{source}` → JSON cursor.
+ * and per source `inv:cursor:{source}` → JSON cursor (`cursors`, a SourceCursors).
  *
  * Merging and settling are Lua scripts so that concurrent producers and workers never lose or
  * resurrect a value: a merge keeps, per field, the highest version; settling removes from pending
@@ -13,8 +13,8 @@
  */
 import type { ChainableCommander, Redis } from 'ioredis';
 
-import type { Cursor } from '../../erp/types.js';
 import { stateKey } from '../../queue/connection.js';
+import { SourceCursors } from '../drain-source.js';
 import type { PendingEntry } from './types.js';
 
 /** Keeps per field the entry with the higher version; among equal versions the later merge wins. */
@@ -110,9 +110,13 @@ export class InventoryState {
   readonly #redis: Redis;
   readonly #prefix: string;
 
+  /** The cursor of each source of this flow. */
+  readonly cursors: SourceCursors;
+
   constructor(redis: Redis, prefix: string) {
     this.#redis = redis;
     this.#prefix = prefix;
+    this.cursors = new SourceCursors(redis, prefix, 'inv');
     redis.defineCommand('invMerge', { numberOfKeys: 1, lua: MERGE });
     redis.defineCommand('invSettle', { numberOfKeys: 3, lua: SETTLE });
     redis.defineCommand('invLock', { numberOfKeys: 1, lua: LOCK });
@@ -191,17 +195,6 @@ export class InventoryState {
       out.set(sku, new Map(Object.entries(hash).map(([field, version]) => [field, Number(version)])));
     });
     return out;
-  }
-
-  /** The stored cursor of a source, or undefined before its first poll. */
-  async getCursor(source: string): Promise<Cursor | undefined> {
-    const raw = await this.#redis.get(stateKey(this.#prefix, 'inv', 'cursor', source));
-    return raw === null ? undefined : (JSON.parse(raw) as Cursor);
-  }
-
-  /** Stores a source's cursor (JSON keeps the number/string distinction). */
-  async setCursor(source: string, cursor: Cursor): Promise<void> {
-    await this.#redis.set(stateKey(this.#prefix, 'inv', 'cursor', source), JSON.stringify(cursor));
   }
 }
 

@@ -127,11 +127,11 @@ describe('inventory producer', () => {
       await db.query(`INSERT INTO ${schema}.cursor VALUES ('CUR-1', 1, 1, '2025-02-01T00:00:01Z'), ('CUR-2', 2, 2, '2025-02-01T00:00:02Z')`);
       vi.spyOn(rt.queue, 'addBulk').mockRejectedValueOnce(new Error('Redis went away'));
       await expect(pollSource(rt, source, { limit: 10 })).rejects.toThrow('Redis went away');
-      expect(await rt.state.getCursor('pg-cursor')).toBeUndefined();
+      expect(await rt.state.cursors.get('pg-cursor')).toBeUndefined();
 
       const report = await pollSource(rt, source, { limit: 10 });
       expect(report).toMatchObject({ read: 2, queued: 2, rejected: 0, cursor: '2025-02-01T00:00:02.000Z' });
-      expect(await rt.state.getCursor('pg-cursor')).toBe('2025-02-01T00:00:02.000Z');
+      expect(await rt.state.cursors.get('pg-cursor')).toBe('2025-02-01T00:00:02.000Z');
       const waiting = (await rt.queue.getWaiting()).map((job) => job.name).filter((name) => name.startsWith('CUR-'));
       expect(waiting.sort()).toEqual(['CUR-1', 'CUR-2']);
     } finally {

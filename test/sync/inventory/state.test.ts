@@ -107,11 +107,11 @@ describe('InventoryState locks', () => {
 
 describe('InventoryState cursors', () => {
   it('stores a cursor per source keeping numbers and strings apart', async () => {
-    expect(await state.getCursor('never-polled')).toBeUndefined();
-    await state.setCursor('a', 42);
-    await state.setCursor('b', '42');
-    await state.setCursor('c', null);
-    expect([await state.getCursor('a'), await state.getCursor('b'), await state.getCursor('c')]).toEqual([42, '42', null]);
+    expect(await state.cursors.get('never-polled')).toBeUndefined();
+    await state.cursors.set('a', 42);
+    await state.cursors.set('b', '42');
+    await state.cursors.set('c', null);
+    expect([await state.cursors.get('a'), await state.cursors.get('b'), await state.cursors.get('c')]).toEqual([42, '42', null]);
   });
 
   it('reads applied versions of several SKUs at once', async () => {
