@@ -9,9 +9,9 @@ import type { Redis } from 'ioredis';
 
 import type { Config } from './config/schema.js';
 import type { Logger } from './log.js';
+import { Metrics } from './metrics.js';
 import { Readiness } from './ops/health.js';
 import { DASHBOARD_PATH, type HttpServer, startHttpServer } from './ops/http-server.js';
-import { Metrics } from './ops/metrics.js';
 import { collectQueueDepth } from './ops/queue-depth.js';
 import { checkEvictionPolicy, RedisMonitor } from './ops/redis-monitor.js';
 import { WorkerWatchdog } from './ops/worker-watchdog.js';
@@ -21,7 +21,7 @@ import { StoreClient } from './store/client.js';
 import { flowActions } from './sync/control/flow-actions.js';
 import { type ControlActions, type ControlFlow, startControlFlow } from './sync/control/index.js';
 import type { Flow, FlowDeps, Role } from './sync/flow.js';
-import { type FulfilmentFlow, startFulfilmentFlow } from './sync/fulfilment/index.js';
+import { type FulfillmentFlow, startFulfillmentFlow } from './sync/fulfillment/index.js';
 import { type InventoryFlow, startInventoryFlow } from './sync/inventory/index.js';
 import { type SalesFlow, startSalesFlow } from './sync/sales/index.js';
 
@@ -49,7 +49,7 @@ export interface Daemon {
   readonly control: ControlFlow;
   readonly inventory: InventoryFlow;
   readonly sales: SalesFlow;
-  readonly fulfilment: FulfilmentFlow;
+  readonly fulfillment: FulfillmentFlow;
   readonly watchdog: WorkerWatchdog;
   /** Stops everything; resolves when all is closed. Safe to call twice. */
   close(): Promise<void>;
@@ -146,7 +146,7 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
 export interface DataFlows {
   inventory: InventoryFlow;
   sales: SalesFlow;
-  fulfilment: FulfilmentFlow;
+  fulfillment: FulfillmentFlow;
 }
 
 /** Starts the data flows for `role`, one after the other; each is added to `started` at once so that a failing start closes the others. */
@@ -155,9 +155,9 @@ async function startFlows(deps: FlowDeps, role: Role, started: Flow[]): Promise<
   started.push(inventory);
   const sales = await startSalesFlow(deps, { role });
   started.push(sales);
-  const fulfilment = await startFulfilmentFlow(deps, { role });
-  started.push(fulfilment);
-  return { inventory, sales, fulfilment };
+  const fulfillment = await startFulfillmentFlow(deps, { role });
+  started.push(fulfillment);
+  return { inventory, sales, fulfillment };
 }
 
 function uniqueQueues(flows: readonly Flow[]): Queue[] {

@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'ERR_STORE_BAD_RESPONSE'
   | 'ERR_STORE_NETWORK'
   | 'ERR_STORE_TIMEOUT'
+  | 'ERR_TIMEOUT'
   | 'ERR_ERP'
   | 'ERR_ERP_RECORD';
 

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { type Daemon, startDaemon } from '../src/daemon.js';
-import { Metrics } from '../src/ops/metrics.js';
+import { Metrics } from '../src/metrics.js';
 import { type Simulator,startSimulator } from '../src/simulator/index.js';
 import type { ControlActions } from '../src/sync/control/actions.js';
 import { logCollector, testConfig, testPrefix } from './ops/helpers.js';

@@ -11,7 +11,7 @@
  */
 import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
-import { Metrics } from '../../src/ops/metrics.js';
+import { Metrics } from '../../src/metrics.js';
 import { createRedis } from '../../src/queue/connection.js';
 import { StoreClient } from '../../src/store/client.js';
 import type { Role } from '../../src/sync/flow.js';

@@ -25,7 +25,7 @@ CREATE TABLE "Artículos" (
   "Modificado"    timestamp(3)  NOT NULL DEFAULT clock_timestamp()
 );
 
--- Shipments of web sales, keyed by the store's sale id (for the fulfilment flow).
+-- Shipments of web sales, keyed by the store's sale id (for the fulfillment flow).
 CREATE TABLE "Envíos" (
   "NroVentaWeb"   integer       PRIMARY KEY,
   "Estado"        integer       NOT NULL,
@@ -63,7 +63,7 @@ SELECT "Código"      AS code,
        "Modificado"  AS cursor
 FROM "Artículos";
 
--- What storesync polls for fulfilment.
+-- What storesync polls for fulfillment.
 CREATE VIEW v_envios AS
 SELECT "NroVentaWeb" AS sale_id,
        "Estado"      AS status,

@@ -4,7 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 
-import { Metrics } from '../ops/metrics.js';
+import { Metrics } from '../metrics.js';
 import { createRedis } from '../queue/connection.js';
 import { StoreClient } from '../store/client.js';
 import type { FlowDeps } from '../sync/flow.js';

@@ -8,10 +8,10 @@ import { type Command, CommanderError, InvalidArgumentError, Option } from 'comm
 
 import type { Config } from '../config/schema.js';
 import { startDaemon } from '../daemon.js';
-import { RedisUnavailableError } from '../ops/demo/local-redis.js';
-import { runDemo } from '../ops/demo/run-demo.js';
 import type { Role } from '../sync/flow.js';
 import type { CliContext } from './context.js';
+import { RedisUnavailableError } from './demo/local-redis.js';
+import { runDemo } from './demo/run-demo.js';
 
 /** Resolves when `signal` aborts. */
 async function untilAborted(signal: AbortSignal): Promise<void> {
@@ -40,7 +40,7 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
   program
     .command('demo')
     .description('run storesync against a simulated store and a sample ERP on this machine (needs only Redis)')
-    .option('--once', 'run one full cycle (ERP -> store, reconcile, sales pull, fulfilment), print a summary and exit')
+    .option('--once', 'run one full cycle (ERP -> store, reconcile, sales pull, fulfillment), print a summary and exit')
     .addOption(new Option('--port <n>', 'HTTP port of the dashboard and metrics (0: any free port)').argParser(port).default(9464))
     .addOption(new Option('--redis-prefix <prefix>', 'Redis key prefix of the demo (emptied at start)').default('storesync-demo'))
     .action(async (opts: { once?: boolean; port: number; redisPrefix: string }) => {

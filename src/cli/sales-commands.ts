@@ -9,8 +9,8 @@ import { tableNames } from '../erp/sinks/index.js';
 import { assertInterfaceTables, migrateInterfaceTables } from '../erp/sinks/migrations.js';
 import { openSql } from '../erp/sql-client.js';
 import { ValidationError } from '../errors.js';
-import { type FulfilmentUpdate, updateSale } from '../sync/fulfilment/index.js';
-import { exportSale, type PullReport, pullSales } from '../sync/sales/index.js';
+import { type FulfillmentUpdate, updateSale } from '../sync/fulfillment/index.js';
+import { exportOneSale, type PullReport, pullSales } from '../sync/sales/index.js';
 import { type CliContext, formatTable, printResult } from './context.js';
 import { withFlowDeps } from './flow-deps.js';
 import { defined, OptionValues } from './option-values.js';
@@ -97,7 +97,7 @@ export function registerSalesCommands(program: Command, ctx: CliContext): void {
       const site = values.int('--site', options.site, 'positive integer');
       const sale = saleId(id);
       values.check('sales export');
-      const outcome = await withFlowDeps(ctx, (deps) => exportSale(deps, sale, defined({ force: options.force === true, siteId: site })));
+      const outcome = await withFlowDeps(ctx, (deps) => exportOneSale(deps, sale, defined({ force: options.force === true, siteId: site })));
       printResult(ctx.io, outcome, options.json === true);
     });
   sales
@@ -112,7 +112,7 @@ export function registerSalesCommands(program: Command, ctx: CliContext): void {
     .option('--json', 'print the outcome as JSON')
     .action(async (id: string, options: FulfilOptions) => {
       const values = new OptionValues();
-      const update: FulfilmentUpdate = defined({
+      const update: FulfillmentUpdate = defined({
         Status: values.int('--status', options.status),
         StatusText: options.statusText,
         TrackingCode: options.trackingCode,

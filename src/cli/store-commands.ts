@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 
 import { ConfigError, ValidationError } from '../errors.js';
 import { StoreClient } from '../store/client.js';
-import type { InventoryUpdateInput, UserCreate, UserSearchField, UserUpdate } from '../store/schemas.js';
+import type { InventoryUpdateInput, UserCreate, UserSearchField, UserUpdate } from '../store/schemas/index.js';
 import { validateInventoryUpdate } from '../store/validation.js';
 import { type CliContext, formatTable, printResult } from './context.js';
 import { defined, OptionValues } from './option-values.js';

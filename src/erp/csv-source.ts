@@ -88,7 +88,7 @@ export function createCsvSource(config: CsvSourceConfig, deps: SourceDeps): Chan
       const info = await stat(join(config.dir, entry.name)).catch(() => undefined);
       if (info === undefined) continue;
       // A file written in the last settleMs may still be growing: leave it for a later poll.
-      if (now() - info.mtimeMs < config.settleMs) {
+      if (stillBeingWritten(info.mtimeMs, config.settleMs, now())) {
         logger.debug({ file: entry.name }, 'file changed recently; not read until it settles');
         continue;
       }
@@ -200,7 +200,7 @@ async function* readSnapshot(
     throw new ErpError(config.name, `cannot read the snapshot file ${file}: ${(error as Error).message}`, { cause: error });
   });
   // Half an export would compare (and a cut last line would write) wrong values: wait until it settles.
-  if (now() - info.mtimeMs < config.settleMs) {
+  if (stillBeingWritten(info.mtimeMs, config.settleMs, now())) {
     throw new ErpError(config.name, `the snapshot file ${file} changed less than ${config.settleMs} ms ago (still being written?); try again later`);
   }
   const cursor = new Date(info.mtimeMs).toISOString();
@@ -224,4 +224,12 @@ async function* readSnapshot(
     throw new ErpError(config.name, `cannot read the snapshot file ${file}: ${(error as Error).message}`, { cause: error });
   }
   if (chunk.length > 0) yield chunk;
+}
+
+/**
+ * True when a file changed within the last `settleMs`. With `settleMs` 0 nothing waits: a file's mtime can
+ * run a little ahead of `Date.now()` (coarser or skewed file-system clock), which must not read as "still written".
+ */
+function stillBeingWritten(mtimeMs: number, settleMs: number, nowMs: number): boolean {
+  return settleMs > 0 && nowMs - mtimeMs < settleMs;
 }

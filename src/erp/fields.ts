@@ -60,8 +60,8 @@ export const INVENTORY_FIELDS: FieldCatalog = {
 };
 
 /** Fields of a shipment update for a sale (the store's sale update, plus the sale's keys). */
-export const FULFILMENT_FIELDS: FieldCatalog = {
-  // Not required here: a row may name the sale by ExternalReference (+ SiteId) instead; the fulfilment
+export const FULFILLMENT_FIELDS: FieldCatalog = {
+  // Not required here: a row may name the sale by ExternalReference (+ SiteId) instead; the fulfillment
   // producer rejects a row that has neither.
   SaleId: { type: 'int' },
   ExternalReference: { type: 'string' },

@@ -4,7 +4,7 @@ import type { FieldCatalog } from './fields.js';
 
 /** Dependencies of a source: the field catalogue it fills, a logger and a clock. */
 export interface SourceDeps {
-  /** The fields this source's records may carry (`INVENTORY_FIELDS`, `FULFILMENT_FIELDS`). */
+  /** The fields this source's records may carry (`INVENTORY_FIELDS`, `FULFILLMENT_FIELDS`). */
   fields: FieldCatalog;
   logger: Logger;
   /** The clock (epoch ms); tests pass a fixed one. @defaultValue Date.now */

@@ -3,8 +3,8 @@
  * seconds (success and failure alike) so that frequent probes neither hammer the login nor lock the
  * account; concurrent probes share one login.
  */
+import { withTimeout } from '../queue/with-timeout.js';
 import { redactText } from '../secrets.js';
-import { withTimeout } from './with-timeout.js';
 
 /** The Redis side of the check: only PING is needed. */
 export interface PingClient {

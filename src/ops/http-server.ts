@@ -7,12 +7,12 @@ import Fastify, { type FastifyInstance } from 'fastify';
 
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
 import type { ControlJobData } from '../sync/control/index.js';
 import { adminAuthHook } from './admin-auth.js';
 import { dashboardAuditHook } from './audit.js';
 import { registerDashboard } from './dashboard.js';
 import type { Readiness } from './health.js';
-import type { Metrics } from './metrics.js';
 import { registerResyncRoutes } from './resync-routes.js';
 
 /** Everything under this prefix requires admin credentials. */

@@ -5,8 +5,8 @@
 import type { Queue } from 'bullmq';
 
 import type { Logger } from '../log.js';
-import type { Metrics } from './metrics.js';
-import { withTimeout } from './with-timeout.js';
+import type { Metrics } from '../metrics.js';
+import { withTimeout } from '../queue/with-timeout.js';
 
 /** The states the gauge reports, always all of them so that a state at zero is a 0, not a gap. */
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed', 'completed'] as const;

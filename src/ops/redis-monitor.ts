@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 
 import type { Logger } from '../log.js';
-import { withTimeout } from './with-timeout.js';
+import { withTimeout } from '../queue/with-timeout.js';
 
 /** Logs Redis going away and coming back, once per outage. */
 export class RedisMonitor {

@@ -7,9 +7,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 import { formatIssue } from '../errors.js';
 import type { Logger } from '../log.js';
+import { TimeoutError, withTimeout } from '../queue/with-timeout.js';
 import { type ControlJobData, controlJobName, parseControlJob } from '../sync/control/index.js';
 import { audit } from './audit.js';
-import { TimeoutError, withTimeout } from './with-timeout.js';
 
 /** Options of `registerResyncRoutes`. */
 export interface ResyncRoutesOptions {

@@ -10,10 +10,10 @@ import { performance } from 'node:perf_hooks';
 import type { StoreConfig } from '../config/schema.js';
 import type { TypedEmitter } from '../events.js';
 import type { Logger } from '../log.js';
-import type { Metrics } from '../ops/metrics.js';
 import { registerSecret } from '../secrets.js';
 import { StoreAuthError } from './errors.js';
-import { authResultSchema } from './schemas.js';
+import type { StoreMetrics } from './metrics.js';
+import { authResultSchema } from './schemas/index.js';
 import { type CallOptions, readAs, type StoreApi, type StoreEvents, type StoreRequest, type Transport } from './transport.js';
 
 const AUTH_ENDPOINT = '/Api/Auth/';
@@ -24,7 +24,7 @@ export interface AuthSessionOptions {
   transport: Transport;
   logger: Logger;
   events: TypedEmitter<StoreEvents>;
-  metrics?: Metrics;
+  metrics?: StoreMetrics;
   now: () => number;
 }
 
@@ -38,7 +38,7 @@ export class AuthSession implements StoreApi {
   readonly logger: Logger;
   readonly #transport: Transport;
   readonly #events: TypedEmitter<StoreEvents>;
-  readonly #metrics: Metrics | undefined;
+  readonly #metrics: StoreMetrics | undefined;
   readonly #now: () => number;
   #current: { hash: string; obtainedAt: number } | undefined;
   #pending: Promise<string> | undefined;

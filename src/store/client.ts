@@ -5,10 +5,10 @@
 import type { StoreConfig } from '../config/schema.js';
 import { TypedEmitter } from '../events.js';
 import type { Logger } from '../log.js';
-import type { Metrics } from '../ops/metrics.js';
 import { AuthSession } from './auth.js';
 import { ClientsApi } from './clients.js';
 import { InventoryApi } from './inventory.js';
+import type { StoreMetrics } from './metrics.js';
 import { ProductsApi } from './products.js';
 import { SalesApi } from './sales.js';
 import { type StoreEvents, Transport } from './transport.js';
@@ -22,7 +22,7 @@ export interface StoreClientOptions {
   /** The client logs as a `store` child of this logger. */
   logger: Logger;
   /** Where request and login counts and durations are recorded; none: not recorded. */
-  metrics?: Metrics;
+  metrics?: StoreMetrics;
   /** The clock (ms since the epoch), for the hash's age and Retry-After dates. */
   now?: () => number;
   /** Waits between retry attempts; tests pass a recorder to avoid real sleeps. */

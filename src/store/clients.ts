@@ -6,7 +6,7 @@
 import { z } from 'zod';
 
 import { ValidationError } from '../errors.js';
-import { type Client, clientSchema } from './schemas.js';
+import { type Client, clientSchema } from './schemas/index.js';
 import { type CallOptions, readAs, type StoreApi } from './transport.js';
 import { assertPositiveId } from './validation.js';
 

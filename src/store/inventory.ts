@@ -12,7 +12,7 @@ import {
   type InventoryUpdateInput,
   type InventoryUpdateResult,
   inventoryUpdateResultSchema,
-} from './schemas.js';
+} from './schemas/index.js';
 import { type CallOptions, readAs, type StoreApi } from './transport.js';
 import { validateInventoryUpdate } from './validation.js';
 

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 
 import { formatQueryDate } from './dates.js';
-import { type Product, productSchema } from './schemas.js';
+import { type Product, productSchema } from './schemas/index.js';
 import { type CallOptions, readAs, type StoreApi } from './transport.js';
 
 /** Filters of the product query, named as in the spec (camelCase for the AND/OR filters). */

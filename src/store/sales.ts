@@ -6,7 +6,7 @@ import { z } from 'zod';
 
 import { ValidationError } from '../errors.js';
 import { formatQueryDate } from './dates.js';
-import { type Sale, saleSchema, type SaleUpdate, saleUpdateSchema } from './schemas.js';
+import { type Sale, saleSchema, type SaleUpdate, saleUpdateSchema } from './schemas/index.js';
 import { type CallOptions, readAs, type StoreApi } from './transport.js';
 import { assertPositiveId, issuesFrom } from './validation.js';
 

@@ -13,7 +13,6 @@ import type { z } from 'zod';
 import type { StoreConfig } from '../config/schema.js';
 import type { TypedEmitter } from '../events.js';
 import type { Logger } from '../log.js';
-import type { Metrics } from '../ops/metrics.js';
 import {
   bodyExcerpt,
   StoreAuthError,
@@ -28,6 +27,7 @@ import {
   StoreServerError,
   StoreTimeoutError,
 } from './errors.js';
+import type { StoreMetrics } from './metrics.js';
 
 /** HTTP methods the store API uses. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -150,7 +150,7 @@ export interface TransportOptions {
   config: StoreConfig;
   logger: Logger;
   events: TypedEmitter<StoreEvents>;
-  metrics?: Metrics;
+  metrics?: StoreMetrics;
   now: () => number;
   /** Waits between attempts; tests pass a recorder instead of sleeping. */
   sleep?: (ms: number) => Promise<void>;
@@ -161,7 +161,7 @@ export class Transport {
   readonly #config: StoreConfig;
   readonly #logger: Logger;
   readonly #events: TypedEmitter<StoreEvents>;
-  readonly #metrics: Metrics | undefined;
+  readonly #metrics: StoreMetrics | undefined;
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #pool: Pool;

@@ -14,7 +14,7 @@ import {
   type UserSearchField,
   type UserUpdate,
   userUpdateSchema,
-} from './schemas.js';
+} from './schemas/index.js';
 import { type CallOptions, readAs, type StoreApi } from './transport.js';
 import { assertPositiveId, parseOrThrow } from './validation.js';
 

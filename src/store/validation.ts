@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 
 import { ValidationError, type ValidationIssue, valueAt } from '../errors.js';
-import { inventoryUpdateSchema } from './schemas.js';
+import { inventoryUpdateSchema } from './schemas/index.js';
 
 
 function fieldName(path: readonly PropertyKey[]): string {

@@ -1,5 +1,5 @@
 /**
- * One poll of one ERP source, shared by the inventory and fulfilment producers. The first read starts
+ * One poll of one ERP source, shared by the inventory and fulfillment producers. The first read starts
  * the source's overlap before the stored cursor (late commits); the following reads continue where the
  * previous batch ended, without overlap, until a short batch (caught up) or `maxRounds`. After each
  * batch is queued the stored cursor moves to the highest cursor seen, never backwards, and only then is

@@ -1,5 +1,5 @@
 /**
- * What the flows (inventory, sales, fulfilment) share: their dependencies, passed in, and the handle
+ * What the flows (inventory, sales, fulfillment) share: their dependencies, passed in, and the handle
  * the daemon uses to stop them.
  */
 import type { Queue, Worker } from 'bullmq';
@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
-import type { Metrics } from '../ops/metrics.js';
+import type { Metrics } from '../metrics.js';
 import type { StoreClient } from '../store/client.js';
 
 /** Which parts of a flow this process runs: producers (cron pollers), workers, or both. */

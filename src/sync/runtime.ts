@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config/schema.js';
 import { type EventMap, TypedEmitter } from '../events.js';
 import type { Logger } from '../log.js';
-import type { Metrics } from '../ops/metrics.js';
+import type { Metrics } from '../metrics.js';
 import type { StoreClient } from '../store/client.js';
 import type { FlowDeps } from './flow.js';
 

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { type DemoHandles, runDemo } from '../../src/ops/demo/run-demo.js';
+import { type DemoHandles, runDemo } from '../../src/cli/demo/run-demo.js';
 import { cli } from '../helpers/cli.js';
 import { freePort, testPrefix } from '../ops/helpers.js';
 import { deleteKeys } from '../queue/redis-helpers.js';
@@ -73,7 +73,7 @@ describe('storesync demo --once', () => {
     expect(report?.inventory.itemsUpdated).toBeGreaterThan(100);
     expect(report?.sales.exported).toBeGreaterThan(0);
     expect(report?.sales.acknowledged).toBeGreaterThanOrEqual(report?.sales.exported ?? 1);
-    expect(report?.fulfilment.updated).toBeGreaterThan(0);
+    expect(report?.fulfillment.updated).toBeGreaterThan(0);
     expect(stdout).toMatch(/reconcile\s+\d+ ERP snapshot records against \d+ store items: [1-9]\d* differences \(SKU-/);
 
     // The reconcile found exactly the SKUs the demo's snapshot made differ, and the store now has the snapshot's values.

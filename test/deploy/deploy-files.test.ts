@@ -8,9 +8,9 @@ import { parse as parseYaml } from 'yaml';
 
 import { loadConfig, packageRoot } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log.js';
+import { Metrics } from '../../src/metrics.js';
 import { Readiness } from '../../src/ops/health.js';
 import { type HttpServer, startHttpServer } from '../../src/ops/http-server.js';
-import { Metrics } from '../../src/ops/metrics.js';
 import { StoreClient } from '../../src/store/client.js';
 import { freePort, promtool, testConfig } from '../ops/helpers.js';
 

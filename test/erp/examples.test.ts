@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { loadConfig, packageRoot } from '../../src/config/load.js';
 import type { SourceConfig } from '../../src/config/schema.js';
-import { FULFILMENT_FIELDS, INVENTORY_FIELDS } from '../../src/erp/fields.js';
+import { FULFILLMENT_FIELDS, INVENTORY_FIELDS } from '../../src/erp/fields.js';
 import { createSource } from '../../src/erp/index.js';
 import type { SourceRecord } from '../../src/erp/types.js';
 import { ConfigError } from '../../src/errors.js';
@@ -73,11 +73,11 @@ describe('examples/erp/postgres-schema.sql with config/examples/sql-source.yaml'
     await source.close();
   });
 
-  it('reads shipments through the example fulfilment source', async () => {
+  it('reads shipments through the example fulfillment source', async () => {
     await scratch.db.query(`INSERT INTO ${scratch.schema}."Envíos" ("NroVentaWeb", "Estado", "EstadoTexto", "Seguimiento", "Observación")
       VALUES (1001, 3, 'Despachado', 'AR-123', 'Entregar por la tarde')`);
     const config = inSchema(example('sql-source.yaml').fulfillment.sources[0] as SourceConfig, scratch.schema);
-    const source = createSource(config, { fields: FULFILMENT_FIELDS, logger });
+    const source = createSource(config, { fields: FULFILLMENT_FIELDS, logger });
     const batch = await source.readChanges(null, 10);
     expect(batch.records.map((r) => r.fields)).toEqual([
       { SaleId: 1001, Status: 3, StatusText: 'Despachado', TrackingCode: 'AR-123', Obeservations: 'Entregar por la tarde' },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { FULFILMENT_FIELDS, INVENTORY_FIELDS, normalizeRecord, unknownMappingTargets } from '../../src/erp/fields.js';
+import { FULFILLMENT_FIELDS, INVENTORY_FIELDS, normalizeRecord, unknownMappingTargets } from '../../src/erp/fields.js';
 
 const ref = 'test row 1';
 
@@ -128,12 +128,12 @@ describe('normalizeRecord issues', () => {
     expect(fieldsOf({ Code: 'A', Stock: -3, Price: 0, Taxes: 150 })).toEqual({ Code: 'A', Stock: -3, Price: 0, Taxes: 150 });
   });
 
-  it('coerces fulfilment records named by SaleId or by ExternalReference and SiteId', () => {
-    expect(normalizeRecord({ saleid: '1001', status: '3', trackingcode: ' TRK-9 ' }, FULFILMENT_FIELDS, { ref })).toEqual({
+  it('coerces fulfillment records named by SaleId or by ExternalReference and SiteId', () => {
+    expect(normalizeRecord({ saleid: '1001', status: '3', trackingcode: ' TRK-9 ' }, FULFILLMENT_FIELDS, { ref })).toEqual({
       fields: { SaleId: 1001, Status: 3, TrackingCode: 'TRK-9' },
       cursor: undefined,
     });
-    expect(normalizeRecord({ external_ref: 'ERP-7', siteid: '2', status: '6' }, FULFILMENT_FIELDS, { ref, mapping: { external_ref: 'ExternalReference' } })).toEqual({
+    expect(normalizeRecord({ external_ref: 'ERP-7', siteid: '2', status: '6' }, FULFILLMENT_FIELDS, { ref, mapping: { external_ref: 'ExternalReference' } })).toEqual({
       fields: { ExternalReference: 'ERP-7', SiteId: 2, Status: 6 },
       cursor: undefined,
     });

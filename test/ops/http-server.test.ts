@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Config } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
+import { Metrics } from '../../src/metrics.js';
 import { Readiness } from '../../src/ops/health.js';
 import { type HttpServer, startHttpServer } from '../../src/ops/http-server.js';
-import { Metrics } from '../../src/ops/metrics.js';
 import { collectQueueDepth } from '../../src/ops/queue-depth.js';
 import { createRedis, QUEUE_NAMES } from '../../src/queue/connection.js';
 import { StoreClient } from '../../src/store/client.js';

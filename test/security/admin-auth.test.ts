@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { type Daemon, startDaemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/log.js';
-import { Metrics } from '../../src/ops/metrics.js';
+import { Metrics } from '../../src/metrics.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 
 const prefix = `test-${randomUUID()}`;

@@ -64,7 +64,7 @@ beforeAll(async () => {
       },
       sales: { backoffMs: 50, pull: { schedule: '*/1 * * * * *' }, sink: { kind: 'file', dir: join(dir, 'sales') } },
       // Short backoffs everywhere: with 30 % of store calls failing, the default 2 s (doubling) of the
-      // fulfilment queue could outlast the wait below on a loaded machine.
+      // fulfillment queue could outlast the wait below on a loaded machine.
       fulfillment: { backoffMs: 50, sources: [{ name: 'shipments', kind: 'csv', dir: shipmentsDir, schedule: '*/1 * * * * *', settleMs: 0 }] },
       shutdown: { timeoutMs: 3000 },
     },

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { createLogger } from '../../src/log.js';
-import { Metrics } from '../../src/ops/metrics.js';
+import { Metrics } from '../../src/metrics.js';
 import { StoreAuthError, StoreNotFoundError } from '../../src/store/errors.js';
 import { startFakeRemote } from './fake-remote.js';
 import { type StoreFixture, storeFixture } from './setup.js';

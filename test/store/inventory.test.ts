@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { ValidationError } from '../../src/errors.js';
-import { Metrics } from '../../src/ops/metrics.js';
+import { Metrics } from '../../src/metrics.js';
 import { StoreConflictError, StoreNotFoundError, StoreRejectedError, StoreTimeoutError } from '../../src/store/errors.js';
 import { type StoreFixture, storeFixture } from './setup.js';
 

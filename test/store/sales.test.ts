@@ -4,7 +4,7 @@ import { ValidationError } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 import { formatQueryDate, parseStoreDate } from '../../src/store/dates.js';
 import { StoreNotFoundError } from '../../src/store/errors.js';
-import type { Sale } from '../../src/store/schemas.js';
+import type { Sale } from '../../src/store/schemas/index.js';
 import { type StoreFixture, storeFixture } from './setup.js';
 
 const TZ = 'America/Argentina/Buenos_Aires';

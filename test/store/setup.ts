@@ -1,7 +1,7 @@
 /** A simulator and a store client pointed at it, for the store client's integration tests. */
 import { storeSchema } from '../../src/config/schema.js';
 import { type Logger, silentLogger } from '../../src/log.js';
-import type { Metrics } from '../../src/ops/metrics.js';
+import type { Metrics } from '../../src/metrics.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
 import { StoreClient } from '../../src/store/client.js';
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import { parseStoreDate } from '../../src/store/dates.js';
 import { StoreConflictError, StoreNotFoundError } from '../../src/store/errors.js';
-import type { User, UserSearchField } from '../../src/store/schemas.js';
+import type { User, UserSearchField } from '../../src/store/schemas/index.js';
 import { type StoreFixture, storeFixture } from './setup.js';
 
 let fixture: StoreFixture;

@@ -8,7 +8,7 @@ import { access, mkdir, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { ErpError } from '../../errors.js';
-import type { Sale } from '../../store/schemas.js';
+import type { Sale } from '../../store/schemas/index.js';
 import { defaultErpRef, type ExportResult, type SalesSink } from './types.js';
 
 /** Options of the file sink. */

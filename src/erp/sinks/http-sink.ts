@@ -8,7 +8,7 @@ import { Agent, request } from 'undici';
 import { ErpError } from '../../errors.js';
 import { registerSecret } from '../../secrets.js';
 import { bodyExcerpt } from '../../store/errors.js';
-import type { Sale } from '../../store/schemas.js';
+import type { Sale } from '../../store/schemas/index.js';
 import { defaultErpRef, type ExportResult, type SalesSink } from './types.js';
 
 /** Options of the HTTP sink (`sales.sink` with kind http). */

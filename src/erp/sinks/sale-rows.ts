@@ -3,7 +3,7 @@
  * `receivedAt`), so the mapping is unit-tested on its own. Column names are those of interface-tables.ts.
  */
 import { parseStoreDate } from '../../store/dates.js';
-import type { Address, Sale, SaleItem } from '../../store/schemas.js';
+import type { Address, Sale, SaleItem } from '../../store/schemas/index.js';
 
 /** A row keyed by column name; timestamps are Dates (UTC instants), the sink renders them per dialect. */
 export type Row = Record<string, string | number | boolean | Date | null>;

@@ -5,7 +5,7 @@
  * otherwise `<site>-<sale id>`.
  */
 import { ErpError, StoreSyncError } from '../../errors.js';
-import type { Sale } from '../../store/schemas.js';
+import type { Sale } from '../../store/schemas/index.js';
 import type { Dialect, SqlClient } from '../sql-client.js';
 import { type ColumnSpec, qualified, quoteIdent, SALE_COLUMNS, SALE_ITEM_COLUMNS, type TableNames } from './interface-tables.js';
 import { assertInterfaceTables } from './migrations.js';

@@ -3,7 +3,7 @@
  * the same sale again is a no-op that returns the same `erpRef`, which is what makes a crash between
  * the export and the store acknowledgement harmless.
  */
-import type { Sale } from '../../store/schemas.js';
+import type { Sale } from '../../store/schemas/index.js';
 
 /** The outcome of one export. */
 export interface ExportResult {

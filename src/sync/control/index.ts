@@ -6,8 +6,8 @@
 import { Queue, type Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
-import { closeWorkerWithin } from '../../ops/worker-shutdown.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
+import { closeWorkerWithin } from '../../queue/worker-shutdown.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
 import type { ControlActions } from './actions.js';
 import { type ControlJobData, controlJobName } from './job-data.js';

@@ -8,8 +8,8 @@ import type { Redis } from 'ioredis';
 
 import { formatIssue } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { Metrics } from '../../ops/metrics.js';
-import { returnJobOnAbort } from '../../ops/worker-shutdown.js';
+import type { Metrics } from '../../metrics.js';
+import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
 import { maskSecrets } from '../../secrets.js';
 import type { ControlActions } from './actions.js';
 import { type ControlJobData, parseControlJob } from './job-data.js';

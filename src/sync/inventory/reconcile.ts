@@ -13,7 +13,7 @@ import { INVENTORY_FIELDS } from '../../erp/fields.js';
 import { createSource } from '../../erp/index.js';
 import type { ChangeSource, SourceRecord } from '../../erp/types.js';
 import { ConfigError } from '../../errors.js';
-import type { InventoryItem } from '../../store/schemas.js';
+import type { InventoryItem } from '../../store/schemas/index.js';
 import { validateInventoryUpdate } from '../../store/validation.js';
 import type { FlowDeps } from '../flow.js';
 import { sameValue } from './compare.js';

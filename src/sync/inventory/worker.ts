@@ -15,10 +15,10 @@ import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 import { formatIssue, StoreSyncError, ValidationError, type ValidationIssue } from '../../errors.js';
-import { returnJobOnAbort } from '../../ops/worker-shutdown.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
+import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
 import { StoreNotFoundError, StoreRateLimitedError } from '../../store/errors.js';
-import type { InventoryUpdateInput } from '../../store/schemas.js';
+import type { InventoryUpdateInput } from '../../store/schemas/index.js';
 import { validateInventoryUpdate } from '../../store/validation.js';
 import { enqueueSkus } from './enqueue.js';
 import type { InventoryRuntime } from './runtime.js';

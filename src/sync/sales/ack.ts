@@ -3,7 +3,7 @@
  * observation naming the ERP reference (`sales.ack`).
  */
 import type { Config } from '../../config/schema.js';
-import type { SaleUpdate } from '../../store/schemas.js';
+import type { SaleUpdate } from '../../store/schemas/index.js';
 
 /** Replaces `{name}` placeholders with `values`; unknown placeholders are left as written. */
 export function renderTemplate(template: string, values: Readonly<Record<string, string | number>>): string {

@@ -5,7 +5,7 @@
  * record is covered by the sink's idempotency (same key, same file, same Idempotency-Key).
  */
 import { storeInstant } from '../../erp/sinks/sale-rows.js';
-import type { Sale, SaleUpdate } from '../../store/schemas.js';
+import type { Sale, SaleUpdate } from '../../store/schemas/index.js';
 import { ackPayload } from './ack.js';
 import { withContext } from './job-errors.js';
 import type { SalesRuntime } from './runtime.js';
@@ -32,7 +32,7 @@ export async function updatePendingGauge(rt: SalesRuntime): Promise<void> {
 }
 
 /** Exports (unless already exported) and acknowledges (unless disabled or done) one sale. */
-export async function runSaleExport(rt: SalesRuntime, key: SaleKey, options: ExportRunOptions = {}): Promise<SaleOutcome> {
+export async function exportSale(rt: SalesRuntime, key: SaleKey, options: ExportRunOptions = {}): Promise<SaleOutcome> {
   const call = options.attempts === undefined ? {} : { attempts: options.attempts };
   const label = `sale ${key.siteId}-${key.saleId}`;
   const record = await rt.state.get(key);

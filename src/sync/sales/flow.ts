@@ -1,6 +1,6 @@
 /**
  * The sales flow: a scheduled pull (producer) that queues the store's new sales, and a worker that
- * exports each to the ERP and acknowledges it on the store. Also `exportSale`, the same work for one
+ * exports each to the ERP and acknowledges it on the store. Also `exportOneSale`, the same work for one
  * sale outside the queue (CLI `storesync sales export`).
  */
 import type { Worker } from 'bullmq';
@@ -8,10 +8,10 @@ import type { Worker } from 'bullmq';
 import type { SalesSink } from '../../erp/sinks/index.js';
 import { StoreSyncError } from '../../errors.js';
 import type { TypedEmitter } from '../../events.js';
-import { closeWorkerWithin } from '../../ops/worker-shutdown.js';
 import { type Schedule, startSchedule } from '../../queue/schedule.js';
+import { closeWorkerWithin } from '../../queue/worker-shutdown.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
-import { runSaleExport } from './export-sale.js';
+import { exportSale } from './export-sale.js';
 import { runPull } from './pull.js';
 import { openSalesRuntime, pullSiteId, type SalesRuntime } from './runtime.js';
 import type { SaleOutcome, SalesEvents } from './types.js';
@@ -100,8 +100,8 @@ async function checkSink(rt: SalesRuntime): Promise<void> {
   }
 }
 
-/** Options of `exportSale`. */
-export interface ExportSaleOptions {
+/** Options of `exportOneSale`. */
+export interface ExportOneSaleOptions {
   /** Export even if it was exported before (the sink's own idempotency still applies). */
   force?: boolean;
   /** The sale's site (default: `sales.pull.siteId`, `store.siteId`, else the sale's own SiteId). */
@@ -111,13 +111,13 @@ export interface ExportSaleOptions {
 }
 
 /** Exports and acknowledges one sale now, outside the queue; returns what was done. */
-export async function exportSale(deps: FlowDeps, saleId: number, options: ExportSaleOptions = {}): Promise<SaleOutcome> {
+export async function exportOneSale(deps: FlowDeps, saleId: number, options: ExportOneSaleOptions = {}): Promise<SaleOutcome> {
   const rt = openSalesRuntime(deps, options.sink ? { sink: options.sink } : {});
   try {
     await rt.sink.check();
     let siteId = options.siteId ?? pullSiteId(deps.config);
     siteId ??= (await rt.store.sales.get(saleId)).SiteId ?? 0;
-    return await runSaleExport(rt, { siteId, saleId }, { force: options.force ?? false });
+    return await exportSale(rt, { siteId, saleId }, { force: options.force ?? false });
   } finally {
     await rt.close();
   }

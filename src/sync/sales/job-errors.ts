@@ -1,5 +1,5 @@
 /**
- * How errors become job outcomes in the sales and fulfilment workers. The error's class decides:
+ * How errors become job outcomes in the sales and fulfillment workers. The error's class decides:
  * ERP sink failures are always retried (a table being fixed or an ERP restarting comes back), temporary
  * store errors are retried, and refusals (validation, 404, 400) fail the job at once as BullMQ's
  * UnrecoverableError, keeping their reason, so no attempts are wasted.

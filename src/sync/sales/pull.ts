@@ -9,7 +9,7 @@
  */
 import { storeInstant } from '../../erp/sinks/sale-rows.js';
 import { formatQueryDate } from '../../store/dates.js';
-import type { Sale } from '../../store/schemas.js';
+import type { Sale } from '../../store/schemas/index.js';
 import type { FlowDeps } from '../flow.js';
 import { updatePendingGauge } from './export-sale.js';
 import { openSalesRuntime, pullSiteId, type SalesRuntime } from './runtime.js';

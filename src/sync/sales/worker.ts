@@ -6,9 +6,9 @@
 import { type Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
-import { returnJobOnAbort } from '../../ops/worker-shutdown.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
-import { runSaleExport } from './export-sale.js';
+import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
+import { exportSale } from './export-sale.js';
 import { toJobError } from './job-errors.js';
 import type { SalesRuntime } from './runtime.js';
 import type { SaleOutcome, SalesJobData } from './types.js';
@@ -18,7 +18,7 @@ export async function processSalesJob(rt: SalesRuntime, job: Job<SalesJobData>, 
   const key = { siteId: job.data.siteId, saleId: job.data.saleId };
   const started = rt.now();
   try {
-    const outcome = await returnJobOnAbort(job, token, signal, runSaleExport(rt, key, { force: job.data.force ?? false, attempts: 1 }));
+    const outcome = await returnJobOnAbort(job, token, signal, exportSale(rt, key, { force: job.data.force ?? false, attempts: 1 }));
     rt.metrics.jobs.inc({ queue: QUEUE_NAMES.sales, outcome: outcome.exported || outcome.acked ? 'completed' : 'skipped' });
     rt.events.emit('sales:job:done', outcome);
     return outcome;

@@ -1,5 +1,5 @@
 /** A complete store sale, as the store client returns it, for the sink tests. */
-import { type Sale, saleSchema } from '../../../src/store/schemas.js';
+import { type Sale, saleSchema } from '../../../src/store/schemas/index.js';
 
 /** Sale `id` with two lines; `overrides` replace top-level fields. */
 export function sampleSale(id: number, overrides: Partial<Sale> = {}): Sale {

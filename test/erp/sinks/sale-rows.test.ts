@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { SALE_COLUMNS, SALE_ITEM_COLUMNS } from '../../../src/erp/sinks/interface-tables.js';
 import { saleItemRows, saleRow, storeInstant } from '../../../src/erp/sinks/sale-rows.js';
-import { saleSchema } from '../../../src/store/schemas.js';
+import { saleSchema } from '../../../src/store/schemas/index.js';
 import { sampleSale } from './sale-fixture.js';
 
 const TZ = 'America/Argentina/Buenos_Aires';

@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis';
 
 import { type Config, configSchema } from '../../../src/config/schema.js';
 import { silentLogger } from '../../../src/log.js';
-import { Metrics } from '../../../src/ops/metrics.js';
+import { Metrics } from '../../../src/metrics.js';
 import { createRedis } from '../../../src/queue/connection.js';
 import { type ItemInput, type Simulator, startSimulator } from '../../../src/simulator/index.js';
 import { StoreClient } from '../../../src/store/client.js';

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileSalesSink } from '../../../src/erp/sinks/file-sink.js';
 import { QUEUE_NAMES, stateKey } from '../../../src/queue/connection.js';
 import { ackPayload } from '../../../src/sync/sales/ack.js';
-import { exportSale, pullSales, startSalesFlow } from '../../../src/sync/sales/index.js';
+import { exportOneSale, pullSales, startSalesFlow } from '../../../src/sync/sales/index.js';
 import { waitFor } from '../../queue/redis-helpers.js';
 import { CountingSink, type Harness, type HarnessOptions, startHarness, updatesBySale } from './harness.js';
 
@@ -270,17 +270,17 @@ describe('sales flow', () => {
     expect(age).toBeGreaterThanOrEqual(90 * 60 - 1);
     expect(age).toBeLessThanOrEqual(90 * 60 + 1);
     clock += 1000;
-    await exportSale(h.deps, 901, { sink });
+    await exportOneSale(h.deps, 901, { sink });
     expect((await h.metrics.oldestUnacknowledgedSale.get()).values[0]!.value).toBe(0);
   });
 
   it('exports one sale on demand and, forced, exports again without a second acknowledgement', async () => {
     await setUp();
     h.sim.addSale({ Id: 951, SiteId: 1, Status: 1, CreationDate: h.storeDate(10) });
-    expect(await exportSale(h.deps, 951, { sink })).toEqual({ saleId: 951, siteId: 1, erpRef: '1-951', exported: true, acked: true });
-    expect(await exportSale(h.deps, 951, { sink })).toEqual({ saleId: 951, siteId: 1, erpRef: '1-951', exported: false, acked: false });
+    expect(await exportOneSale(h.deps, 951, { sink })).toEqual({ saleId: 951, siteId: 1, erpRef: '1-951', exported: true, acked: true });
+    expect(await exportOneSale(h.deps, 951, { sink })).toEqual({ saleId: 951, siteId: 1, erpRef: '1-951', exported: false, acked: false });
     await rm(join(dir, 'sale-1-951.json'));
-    expect(await exportSale(h.deps, 951, { sink, force: true })).toEqual({ saleId: 951, siteId: 1, erpRef: '1-951', exported: true, acked: false });
+    expect(await exportOneSale(h.deps, 951, { sink, force: true })).toEqual({ saleId: 951, siteId: 1, erpRef: '1-951', exported: true, acked: false });
     expect(await readdir(dir)).toEqual(['sale-1-951.json']);
     expect(updatesBySale(h.sim).get(951)).toHaveLength(1);
   });
@@ -288,7 +288,7 @@ describe('sales flow', () => {
   it('exports without touching the store sale when acknowledgements are disabled', async () => {
     await setUp({ config: { sales: { ack: { enabled: false } } } });
     h.sim.addSale({ Id: 961, SiteId: 1, Status: 1, CreationDate: h.storeDate(10) });
-    expect(await exportSale(h.deps, 961, { sink })).toMatchObject({ exported: true, acked: false });
+    expect(await exportOneSale(h.deps, 961, { sink })).toMatchObject({ exported: true, acked: false });
     expect(h.sim.saleUpdates).toHaveLength(0);
     expect(await pullSales(h.deps)).toMatchObject({ seen: 1, queued: 0, done: 1 });
   });

@@ -1,5 +1,5 @@
 /**
- * What the sales and fulfilment flow tests share: a simulator over HTTP, a configuration under a test
+ * What the sales and fulfillment flow tests share: a simulator over HTTP, a configuration under a test
  * Redis prefix, the flow dependencies, a counting sink wrapper, and clean-up of all of it.
  */
 import { randomUUID } from 'node:crypto';
@@ -10,12 +10,12 @@ import { loadConfig, mergeDeep } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/schema.js';
 import type { ExportResult, SalesSink } from '../../../src/erp/sinks/index.js';
 import { silentLogger } from '../../../src/log.js';
-import { Metrics } from '../../../src/ops/metrics.js';
+import { Metrics } from '../../../src/metrics.js';
 import { createRedis } from '../../../src/queue/connection.js';
 import { formatStoreDate } from '../../../src/simulator/clock.js';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.js';
 import { StoreClient } from '../../../src/store/client.js';
-import type { Sale } from '../../../src/store/schemas.js';
+import type { Sale } from '../../../src/store/schemas/index.js';
 import type { FlowDeps } from '../../../src/sync/flow.js';
 import { deleteKeys } from '../../queue/redis-helpers.js';
 

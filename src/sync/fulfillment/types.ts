@@ -1,14 +1,14 @@
 /**
- * Shapes the fulfilment flow shares between its producer (ERP shipment sources), its worker (the
+ * Shapes the fulfillment flow shares between its producer (ERP shipment sources), its worker (the
  * guarded sale update) and the CLI: the update, job data, reports and events.
  */
 import type { Cursor } from '../../erp/types.js';
 
 /** The sale fields a shipment update may set. */
-export const FULFILMENT_UPDATE_FIELDS = ['Status', 'StatusText', 'TrackingCode', 'Obeservations'] as const;
+export const FULFILLMENT_UPDATE_FIELDS = ['Status', 'StatusText', 'TrackingCode', 'Obeservations'] as const;
 
 /** A shipment update: any of the fields above. */
-export interface FulfilmentUpdate {
+export interface FulfillmentUpdate {
   Status?: number;
   StatusText?: string;
   TrackingCode?: string;
@@ -16,9 +16,9 @@ export interface FulfilmentUpdate {
 }
 
 /** Data of a `fulfillment` job. */
-export interface FulfilmentJobData {
+export interface FulfillmentJobData {
   saleId: number;
-  update: FulfilmentUpdate;
+  update: FulfillmentUpdate;
   /** Move a sale out of a final status (Delivered, Rejected, Cancelled). */
   force?: boolean;
   /** Order of the ERP change (from the record's cursor): an older update never overwrites a newer one. */
@@ -29,18 +29,18 @@ export interface FulfilmentJobData {
 }
 
 /** What applying an update did. */
-export type FulfilmentOutcome = 'updated' | 'unchanged' | 'stale';
+export type FulfillmentOutcome = 'updated' | 'unchanged' | 'stale';
 
 /** The result of one update. */
-export interface FulfilmentResult {
+export interface FulfillmentResult {
   saleId: number;
-  outcome: FulfilmentOutcome;
+  outcome: FulfillmentOutcome;
   /** The fields whose values changed on the store. */
   changed: string[];
 }
 
 /** One poll of one shipment source. */
-export interface FulfilmentPollReport {
+export interface FulfillmentPollReport {
   source: string;
   read: number;
   rejected: number;
@@ -48,10 +48,10 @@ export interface FulfilmentPollReport {
   cursor: Cursor;
 }
 
-/** Lifecycle events of the fulfilment flow. */
-export interface FulfilmentEvents extends Record<string, unknown> {
-  'fulfilment:poll:done': FulfilmentPollReport;
-  'fulfilment:poll:failed': { source: string; error: Error };
-  'fulfilment:job:done': FulfilmentResult;
-  'fulfilment:job:failed': { saleId: number; error: Error; willRetry: boolean };
+/** Lifecycle events of the fulfillment flow. */
+export interface FulfillmentEvents extends Record<string, unknown> {
+  'fulfillment:poll:done': FulfillmentPollReport;
+  'fulfillment:poll:failed': { source: string; error: Error };
+  'fulfillment:job:done': FulfillmentResult;
+  'fulfillment:job:failed': { saleId: number; error: Error; willRetry: boolean };
 }

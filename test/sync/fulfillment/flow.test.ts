@@ -7,17 +7,17 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import type { ChangeBatch, ChangeSource, SourceRecord } from '../../../src/erp/types.js';
 import { QUEUE_NAMES } from '../../../src/queue/connection.js';
-import { applyFulfilment } from '../../../src/sync/fulfilment/apply-update.js';
-import { type FulfilmentFlow, startFulfilmentFlow, updateSale } from '../../../src/sync/fulfilment/index.js';
-import { pollFulfilmentSource } from '../../../src/sync/fulfilment/producer.js';
-import { openFulfilmentRuntime } from '../../../src/sync/fulfilment/runtime.js';
+import { applyFulfillment } from '../../../src/sync/fulfillment/apply-update.js';
+import { type FulfillmentFlow, startFulfillmentFlow, updateSale } from '../../../src/sync/fulfillment/index.js';
+import { pollFulfillmentSource } from '../../../src/sync/fulfillment/producer.js';
+import { openFulfillmentRuntime } from '../../../src/sync/fulfillment/runtime.js';
 import { waitFor } from '../../queue/redis-helpers.js';
 import { type Harness, startHarness, updatesBySale } from '../sales/harness.js';
 
-describe('fulfilment flow', () => {
+describe('fulfillment flow', () => {
   let h: Harness;
   let dir: string;
-  let flow: FulfilmentFlow | undefined;
+  let flow: FulfillmentFlow | undefined;
   let fileNumber = 0;
 
   beforeEach(async () => {
@@ -55,15 +55,15 @@ describe('fulfilment flow', () => {
     await utimes(file, at, at);
   }
 
-  async function start(): Promise<FulfilmentFlow> {
-    flow = await startFulfilmentFlow(h.deps, { role: 'all' });
+  async function start(): Promise<FulfillmentFlow> {
+    flow = await startFulfillmentFlow(h.deps, { role: 'all' });
     return flow;
   }
 
   it('applies the status and tracking code from a CSV drop to the store sale and moves the file', async () => {
     await dropCsv(['SaleId,Status,TrackingCode', '11,3,TN123456789AR']);
     const f = await start();
-    const done = f.events.next('fulfilment:job:done');
+    const done = f.events.next('fulfillment:job:done');
     expect(await f.poll('shipments')).toMatchObject({ read: 1, rejected: 0, queued: 1 });
     expect(await done).toEqual({ saleId: 11, outcome: 'updated', changed: ['Status', 'TrackingCode'] });
     expect(updatesBySale(h.sim).get(11)).toEqual([{ Status: 3, TrackingCode: 'TN123456789AR' }]);
@@ -73,7 +73,7 @@ describe('fulfilment flow', () => {
   it('merges the records of one sale in a batch so the latest status wins', async () => {
     await dropCsv(['SaleId,Status,TrackingCode', '12,3,', '12,6,TN1']);
     const f = await start();
-    const done = f.events.next('fulfilment:job:done');
+    const done = f.events.next('fulfillment:job:done');
     expect(await f.poll('shipments')).toMatchObject({ read: 2, queued: 1 });
     await done;
     expect(updatesBySale(h.sim).get(12)).toEqual([{ Status: 6, TrackingCode: 'TN1' }]);
@@ -82,7 +82,7 @@ describe('fulfilment flow', () => {
   it('sends the same update only once, whether it arrives twice or is applied again by hand', async () => {
     await dropCsv(['SaleId,Status,TrackingCode', '11,3,TN1']);
     const f = await start();
-    const done = f.events.next('fulfilment:job:done');
+    const done = f.events.next('fulfillment:job:done');
     await f.poll('shipments');
     await done;
     await dropCsv(['SaleId,Status,TrackingCode', '11,3,TN1']);
@@ -101,7 +101,7 @@ describe('fulfilment flow', () => {
   it('rejects an unknown status with a clear reason, a failed job and a metric, sending nothing', async () => {
     await dropCsv(['SaleId,Status', '11,9']);
     const f = await start();
-    const failed = f.events.next('fulfilment:job:failed');
+    const failed = f.events.next('fulfillment:job:failed');
     await f.poll('shipments');
     const { error, willRetry } = await failed;
     expect(willRetry).toBe(false);
@@ -125,7 +125,7 @@ describe('fulfilment flow', () => {
     await dropCsv(['SaleId,Status,TrackingCode', '13,3,', '14,1,']);
     const f = await start();
     const reasons: string[] = [];
-    f.events.on('fulfilment:job:failed', ({ error }) => reasons.push(error.message));
+    f.events.on('fulfillment:job:failed', ({ error }) => reasons.push(error.message));
     await f.poll('shipments');
     await waitFor(() => reasons.length === 2, { message: 'two refusals' });
     expect(reasons.sort()).toEqual([
@@ -147,7 +147,7 @@ describe('fulfilment flow', () => {
   });
 
   it('resolves ExternalReference and SiteId to the sale id and skips an update older than the one applied', async () => {
-    const rt = openFulfilmentRuntime(h.deps);
+    const rt = openFulfillmentRuntime(h.deps);
     const record = (ref: string, fields: Record<string, unknown>, cursor: number): SourceRecord => ({ ref, cursor, fields });
     const batches: ChangeBatch[] = [
       {
@@ -167,7 +167,7 @@ describe('fulfilment flow', () => {
       close: async () => undefined,
     };
     try {
-      expect(await pollFulfilmentSource(rt, source, { limit: 100 })).toMatchObject({ read: 3, rejected: 2, queued: 1, cursor: 22 });
+      expect(await pollFulfillmentSource(rt, source, { limit: 100 })).toMatchObject({ read: 3, rejected: 2, queued: 1, cursor: 22 });
       const [job] = await rt.queue.getWaiting();
       expect(job!.data).toMatchObject({ saleId: 12, update: { Status: 3 }, version: 20 });
       expect((await h.metrics.erpRecordsRejected.get()).values.map((v) => v.labels.reason).sort()).toEqual([
@@ -175,8 +175,8 @@ describe('fulfilment flow', () => {
         'the reference of exactly one store sale',
       ]);
 
-      expect(await applyFulfilment(rt, { saleId: 12, update: { Status: 3 }, version: 30 })).toMatchObject({ outcome: 'updated' });
-      expect(await applyFulfilment(rt, { saleId: 12, update: { Status: 2 }, version: 25 })).toMatchObject({ outcome: 'stale' });
+      expect(await applyFulfillment(rt, { saleId: 12, update: { Status: 3 }, version: 30 })).toMatchObject({ outcome: 'updated' });
+      expect(await applyFulfillment(rt, { saleId: 12, update: { Status: 2 }, version: 25 })).toMatchObject({ outcome: 'stale' });
       expect(updatesBySale(h.sim).get(12)).toEqual([{ Status: 3 }]);
     } finally {
       await rt.close();

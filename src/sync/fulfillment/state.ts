@@ -1,5 +1,5 @@
 /**
- * The fulfilment flow's Redis state, under `redis.prefix`:
+ * The fulfillment flow's Redis state, under `redis.prefix`:
  *   state:fulfil:cursor:{source}     JSON cursor of each shipment source (`cursors`, a SourceCursors)
  *   state:fulfil:applied:{saleId}    version of the last update applied to the sale (expires in 30 days)
  */
@@ -11,8 +11,8 @@ import { SourceCursors } from '../drain-source.js';
 /** Long enough for any re-read of an old ERP change, short enough for Redis to forget finished sales. */
 const APPLIED_TTL_S = 30 * 86_400;
 
-/** Reads and writes the fulfilment state; see the module comment. */
-export class FulfilmentState {
+/** Reads and writes the fulfillment state; see the module comment. */
+export class FulfillmentState {
   readonly #redis: Redis;
   readonly #prefix: string;
 

@@ -4,11 +4,11 @@
  * wanted value are not sent again.
  */
 import type { ValidationIssue } from '../../errors.js';
-import type { Sale } from '../../store/schemas.js';
-import { FULFILMENT_UPDATE_FIELDS, type FulfilmentUpdate } from './types.js';
+import type { Sale } from '../../store/schemas/index.js';
+import { FULFILLMENT_UPDATE_FIELDS, type FulfillmentUpdate } from './types.js';
 
 /** What to do with an update. */
-export type FulfilmentPlan =
+export type FulfillmentPlan =
   | { action: 'send'; changed: string[] }
   | { action: 'unchanged' }
   | { action: 'refuse'; issue: ValidationIssue };
@@ -20,7 +20,7 @@ export interface GuardSettings {
 }
 
 /** The issue of a status the store does not have, or undefined when the update's status may be set. */
-export function unknownStatusIssue(saleId: number, update: FulfilmentUpdate, settings: GuardSettings): ValidationIssue | undefined {
+export function unknownStatusIssue(saleId: number, update: FulfillmentUpdate, settings: GuardSettings): ValidationIssue | undefined {
   if (update.Status === undefined || settings.statuses.includes(update.Status)) return undefined;
   return {
     record: `sale ${saleId}`,
@@ -31,16 +31,16 @@ export function unknownStatusIssue(saleId: number, update: FulfilmentUpdate, set
 }
 
 /** The store's value of a field, with absent and null texts read as empty. */
-function current(sale: Sale, field: (typeof FULFILMENT_UPDATE_FIELDS)[number]): unknown {
+function current(sale: Sale, field: (typeof FULFILLMENT_UPDATE_FIELDS)[number]): unknown {
   const value = sale[field];
   return field === 'Status' ? value : (value ?? '');
 }
 
 /** Compares the update with the sale as the store holds it now. */
-export function planUpdate(sale: Sale, update: FulfilmentUpdate, settings: GuardSettings, force: boolean): FulfilmentPlan {
+export function planUpdate(sale: Sale, update: FulfillmentUpdate, settings: GuardSettings, force: boolean): FulfillmentPlan {
   const unknown = unknownStatusIssue(sale.Id, update, settings);
   if (unknown) return { action: 'refuse', issue: unknown };
-  const changed = FULFILMENT_UPDATE_FIELDS.filter((field) => update[field] !== undefined && update[field] !== current(sale, field));
+  const changed = FULFILLMENT_UPDATE_FIELDS.filter((field) => update[field] !== undefined && update[field] !== current(sale, field));
   if (changed.length === 0) return { action: 'unchanged' };
   const status = sale.Status;
   if (changed.includes('Status') && typeof status === 'number' && settings.finalStatuses.includes(status) && !force) {

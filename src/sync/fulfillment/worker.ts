@@ -6,27 +6,27 @@ import { type Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 import { ValidationError } from '../../errors.js';
-import { returnJobOnAbort } from '../../ops/worker-shutdown.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
+import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
 import { toJobError } from '../sales/job-errors.js';
-import { applyFulfilment } from './apply-update.js';
-import type { FulfilmentRuntime } from './runtime.js';
-import type { FulfilmentJobData, FulfilmentResult } from './types.js';
+import { applyFulfillment } from './apply-update.js';
+import type { FulfillmentRuntime } from './runtime.js';
+import type { FulfillmentJobData, FulfillmentResult } from './types.js';
 
 const QUEUE = QUEUE_NAMES.fulfillment;
 
 /** Processes one job; exposed for tests that drive a job by hand. */
-export async function processFulfilmentJob(
-  rt: FulfilmentRuntime,
-  job: Job<FulfilmentJobData>,
+export async function processFulfillmentJob(
+  rt: FulfillmentRuntime,
+  job: Job<FulfillmentJobData>,
   token?: string,
   signal?: AbortSignal,
-): Promise<FulfilmentResult> {
+): Promise<FulfillmentResult> {
   const started = rt.now();
   try {
-    const result = await returnJobOnAbort(job, token, signal, applyFulfilment(rt, job.data, { attempts: 1 }));
+    const result = await returnJobOnAbort(job, token, signal, applyFulfillment(rt, job.data, { attempts: 1 }));
     rt.metrics.jobs.inc({ queue: QUEUE, outcome: result.outcome === 'updated' ? 'completed' : 'skipped' });
-    rt.events.emit('fulfilment:job:done', result);
+    rt.events.emit('fulfillment:job:done', result);
     return result;
   } catch (error) {
     if (error instanceof WaitingError) throw error;
@@ -37,7 +37,7 @@ export async function processFulfilmentJob(
       rt.metrics.jobs.inc({ queue: QUEUE, outcome: willRetry ? 'retried' : 'failed' });
       rt.logger[willRetry ? 'warn' : 'error']({ saleId: job.data.saleId, attempt: job.attemptsMade + 1, err: err.message }, 'shipment update failed');
     }
-    rt.events.emit('fulfilment:job:failed', { saleId: job.data.saleId, error: err, willRetry });
+    rt.events.emit('fulfillment:job:failed', { saleId: job.data.saleId, error: err, willRetry });
     throw err;
   } finally {
     rt.metrics.jobDuration.observe({ queue: QUEUE }, (rt.now() - started) / 1000);
@@ -45,12 +45,12 @@ export async function processFulfilmentJob(
 }
 
 /** Starts the worker on its own connection. */
-export function startFulfilmentWorker(rt: FulfilmentRuntime, connection: Redis): Worker<FulfilmentJobData, FulfilmentResult> {
-  const worker = new Worker<FulfilmentJobData, FulfilmentResult>(QUEUE, (job, token, signal) => processFulfilmentJob(rt, job, token, signal), {
+export function startFulfillmentWorker(rt: FulfillmentRuntime, connection: Redis): Worker<FulfillmentJobData, FulfillmentResult> {
+  const worker = new Worker<FulfillmentJobData, FulfillmentResult>(QUEUE, (job, token, signal) => processFulfillmentJob(rt, job, token, signal), {
     connection,
     prefix: rt.config.redis.prefix,
     concurrency: rt.config.fulfillment.concurrency,
   });
-  worker.on('error', (error) => rt.logger.error({ err: error.message }, 'fulfilment worker error'));
+  worker.on('error', (error) => rt.logger.error({ err: error.message }, 'fulfillment worker error'));
   return worker;
 }

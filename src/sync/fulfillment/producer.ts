@@ -1,5 +1,5 @@
 /**
- * The fulfilment producer: one poll of one ERP shipment source. Records name the sale by `SaleId`, or
+ * The fulfillment producer: one poll of one ERP shipment source. Records name the sale by `SaleId`, or
  * by `ExternalReference` (+ `SiteId`, default `store.siteId`) resolved through the store; several
  * records of one sale in a batch are merged in cursor order. The cursor moves only after the jobs are
  * queued, so a crash re-reads the same records, and re-read updates land on the same job id.
@@ -10,27 +10,27 @@ import { cursorToVersion } from '../../erp/cursor.js';
 import type { ChangeBatch, ChangeSource, Cursor, SourceRecord } from '../../erp/types.js';
 import { formatIssue, type ValidationIssue } from '../../errors.js';
 import { drainSource } from '../drain-source.js';
-import type { FulfilmentRuntime } from './runtime.js';
-import { FULFILMENT_UPDATE_FIELDS, type FulfilmentJobData, type FulfilmentPollReport, type FulfilmentUpdate } from './types.js';
+import type { FulfillmentRuntime } from './runtime.js';
+import { FULFILLMENT_UPDATE_FIELDS, type FulfillmentJobData, type FulfillmentPollReport, type FulfillmentUpdate } from './types.js';
 
 /** Full batches read in one poll before yielding to the next tick (a backlog drains over several). */
 const MAX_ROUNDS = 50;
 
 /** How to poll a source. */
-export interface FulfilmentPollOptions {
+export interface FulfillmentPollOptions {
   limit: number;
   initialCursor?: Cursor;
 }
 
 /** The job id of an update: the same update of the same sale is queued once. */
-export function fulfilmentJobId(saleId: number, update: FulfilmentUpdate, force = false): string {
-  const canonical = JSON.stringify([FULFILMENT_UPDATE_FIELDS.map((field) => update[field] ?? null), force]);
+export function fulfillmentJobId(saleId: number, update: FulfillmentUpdate, force = false): string {
+  const canonical = JSON.stringify([FULFILLMENT_UPDATE_FIELDS.map((field) => update[field] ?? null), force]);
   return `fulfil-${saleId}-${createHash('sha1').update(canonical).digest('hex').slice(0, 16)}`;
 }
 
 /** The update fields a record carries. */
-export function updateOf(fields: Record<string, unknown>): FulfilmentUpdate {
-  const update: FulfilmentUpdate = {};
+export function updateOf(fields: Record<string, unknown>): FulfillmentUpdate {
+  const update: FulfillmentUpdate = {};
   if (typeof fields.Status === 'number') update.Status = fields.Status;
   for (const field of ['StatusText', 'TrackingCode', 'Obeservations'] as const) {
     if (typeof fields[field] === 'string') update[field] = fields[field];
@@ -39,7 +39,7 @@ export function updateOf(fields: Record<string, unknown>): FulfilmentUpdate {
 }
 
 /** Resolves the record's sale id, or returns why it cannot be. */
-async function saleIdOf(rt: FulfilmentRuntime, record: SourceRecord, cache: Map<string, number | null>): Promise<number | ValidationIssue> {
+async function saleIdOf(rt: FulfillmentRuntime, record: SourceRecord, cache: Map<string, number | null>): Promise<number | ValidationIssue> {
   const { SaleId, ExternalReference, SiteId } = record.fields;
   if (typeof SaleId === 'number' && Number.isInteger(SaleId) && SaleId > 0) return SaleId;
   if (typeof ExternalReference !== 'string' || ExternalReference === '') {
@@ -56,10 +56,10 @@ async function saleIdOf(rt: FulfilmentRuntime, record: SourceRecord, cache: Map<
 }
 
 /** Resolves, merges and queues one batch; returns how many jobs were added and records refused. */
-async function queueBatch(rt: FulfilmentRuntime, source: string, batch: ChangeBatch): Promise<{ queued: number; rejected: number }> {
+async function queueBatch(rt: FulfillmentRuntime, source: string, batch: ChangeBatch): Promise<{ queued: number; rejected: number }> {
   const readAt = rt.now();
   const issues: ValidationIssue[][] = batch.rejected.map((r) => r.issues);
-  const bySale = new Map<number, FulfilmentJobData>();
+  const bySale = new Map<number, FulfillmentJobData>();
   const cache = new Map<string, number | null>();
   for (const record of batch.records) {
     const saleId = await saleIdOf(rt, record, cache);
@@ -83,7 +83,7 @@ async function queueBatch(rt: FulfilmentRuntime, source: string, batch: ChangeBa
     });
   }
   await rt.queue.addBulk(
-    [...bySale.values()].map((data) => ({ name: `fulfil:${data.saleId}`, data, opts: { jobId: fulfilmentJobId(data.saleId, data.update) } })),
+    [...bySale.values()].map((data) => ({ name: `fulfil:${data.saleId}`, data, opts: { jobId: fulfillmentJobId(data.saleId, data.update) } })),
   );
   for (const recordIssues of issues) {
     rt.metrics.erpRecordsRejected.inc({ source, reason: recordIssues[0]?.rule ?? 'invalid' });
@@ -93,8 +93,8 @@ async function queueBatch(rt: FulfilmentRuntime, source: string, batch: ChangeBa
 }
 
 /** Polls `source` until it returns a short batch (bounded); returns what was read, refused and queued. */
-export async function pollFulfilmentSource(rt: FulfilmentRuntime, source: ChangeSource, options: FulfilmentPollOptions): Promise<FulfilmentPollReport> {
-  const report: FulfilmentPollReport = { source: source.name, read: 0, rejected: 0, queued: 0, cursor: null };
+export async function pollFulfillmentSource(rt: FulfillmentRuntime, source: ChangeSource, options: FulfillmentPollOptions): Promise<FulfillmentPollReport> {
+  const report: FulfillmentPollReport = { source: source.name, read: 0, rejected: 0, queued: 0, cursor: null };
   const { cursor, read } = await drainSource(source, {
     cursor: (await rt.state.cursors.get(source.name)) ?? options.initialCursor ?? null,
     limit: options.limit,
@@ -110,6 +110,6 @@ export async function pollFulfilmentSource(rt: FulfilmentRuntime, source: Change
   report.cursor = cursor;
   rt.metrics.erpRecordsRead.inc({ source: source.name }, report.read);
   rt.metrics.markSuccess('fulfillment', rt.now());
-  rt.events.emit('fulfilment:poll:done', report);
+  rt.events.emit('fulfillment:poll:done', report);
   return report;
 }

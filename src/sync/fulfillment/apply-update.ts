@@ -8,10 +8,10 @@ import { ValidationError, type ValidationIssue } from '../../errors.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import { withContext } from '../sales/job-errors.js';
 import { planUpdate, unknownStatusIssue } from './guard.js';
-import type { FulfilmentRuntime } from './runtime.js';
-import type { FulfilmentJobData, FulfilmentResult } from './types.js';
+import type { FulfillmentRuntime } from './runtime.js';
+import type { FulfillmentJobData, FulfillmentResult } from './types.js';
 
-function refuse(rt: FulfilmentRuntime, data: FulfilmentJobData, issue: ValidationIssue): ValidationError {
+function refuse(rt: FulfillmentRuntime, data: FulfillmentJobData, issue: ValidationIssue): ValidationError {
   const error = new ValidationError([issue], 'shipment update refused');
   rt.metrics.jobs.inc({ queue: QUEUE_NAMES.fulfillment, outcome: 'rejected' });
   rt.logger.warn({ saleId: data.saleId, update: data.update, source: data.source, ref: data.ref }, error.message);
@@ -19,7 +19,7 @@ function refuse(rt: FulfilmentRuntime, data: FulfilmentJobData, issue: Validatio
 }
 
 /** Applies `data.update` to the sale; `attempts` is passed to the store client (1 in workers). */
-export async function applyFulfilment(rt: FulfilmentRuntime, data: FulfilmentJobData, options: { attempts?: number } = {}): Promise<FulfilmentResult> {
+export async function applyFulfillment(rt: FulfillmentRuntime, data: FulfillmentJobData, options: { attempts?: number } = {}): Promise<FulfillmentResult> {
   const call = options.attempts === undefined ? {} : { attempts: options.attempts };
   const settings = rt.config.fulfillment;
   const unknown = unknownStatusIssue(data.saleId, data.update, settings);

@@ -3,11 +3,12 @@
  * (`maxRetriesPerRequest: null`), so anything answering an HTTP request must not await them unbounded.
  */
 
-/** Raised when `withTimeout` gives up; the underlying operation may still finish later. */
-export class TimeoutError extends Error {
+import { StoreSyncError } from '../errors.js';
+
+/** Raised when `withTimeout` gives up; the underlying operation may still finish later (code `ERR_TIMEOUT`). */
+export class TimeoutError extends StoreSyncError {
   constructor(what: string, ms: number) {
-    super(`${what} did not answer within ${ms} ms`);
-    this.name = 'TimeoutError';
+    super('ERR_TIMEOUT', `${what} did not answer within ${ms} ms`, { retryable: true });
   }
 }
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 export interface ErpFolders {
   /** Stock and price exports (an inventory CSV source). */
   inventory: string;
-  /** Shipment updates (a fulfilment CSV source). */
+  /** Shipment updates (a fulfillment CSV source). */
   shipments: string;
   /** Where the file sink writes exported sales. */
   sales: string;

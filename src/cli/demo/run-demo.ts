@@ -10,15 +10,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { CliIo } from '../../cli/context.js';
 import { loadConfig, packageRoot } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
 import { type Daemon, startDaemon } from '../../daemon.js';
 import { createLogger, type Logger } from '../../log.js';
+import { Metrics } from '../../metrics.js';
+import { DASHBOARD_PATH } from '../../ops/http-server.js';
 import { createRedis } from '../../queue/connection.js';
 import { type Simulator, startSimulator } from '../../simulator/index.js';
-import { DASHBOARD_PATH } from '../http-server.js';
-import { Metrics } from '../metrics.js';
+import type { CliIo } from '../context.js';
 import { type CycleReport, formatCycleReport, runDemoCycle } from './demo-cycle.js';
 import { copySampleExports, createErpFolders, type ErpFolders, exportedSaleIds, writeShipments, writeStockChanges } from './erp-feed.js';
 import { writeErpSnapshot } from './erp-snapshot.js';

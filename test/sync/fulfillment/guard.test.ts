@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 
-import { saleSchema } from '../../../src/store/schemas.js';
-import { planUpdate } from '../../../src/sync/fulfilment/guard.js';
+import { saleSchema } from '../../../src/store/schemas/index.js';
+import { planUpdate } from '../../../src/sync/fulfillment/guard.js';
 
 const settings = { statuses: [0, 1, 2, 3, 6, -1, -2], finalStatuses: [6, -1, -2] };
 const sale = (fields: Record<string, unknown>) => saleSchema.parse({ Id: 7, ...fields });
 
-describe('fulfilment guard', () => {
+describe('fulfillment guard', () => {
   it('sends only when a field differs from the store, reading null texts as empty', () => {
     const current = sale({ Status: 2, StatusText: 'En proceso', TrackingCode: null });
     expect(planUpdate(current, { Status: 2, TrackingCode: '' }, settings, false)).toEqual({ action: 'unchanged' });

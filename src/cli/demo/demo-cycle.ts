@@ -29,7 +29,7 @@ export interface CycleReport {
     sample: FieldDifference[];
   };
   sales: { exported: number; acknowledged: number; sinkDir: string };
-  fulfilment: { updated: number; trackingCodes: string[] };
+  fulfillment: { updated: number; trackingCodes: string[] };
 }
 
 /** What a cycle runs against. */
@@ -120,8 +120,8 @@ export async function runDemoCycle(ctx: CycleContext): Promise<CycleReport> {
 
   const shipped = exported.slice(0, 3);
   await writeShipments(folders.shipments, shipped);
-  await daemon.fulfilment.poll(ctx.sources.shipments);
-  await waitUntil(() => queueIdle(queueOf(daemon.fulfilment, QUEUE_NAMES.fulfillment)), 'the fulfilment queue to drain', timeoutMs);
+  await daemon.fulfillment.poll(ctx.sources.shipments);
+  await waitUntil(() => queueIdle(queueOf(daemon.fulfillment, QUEUE_NAMES.fulfillment)), 'the fulfillment queue to drain', timeoutMs);
   const trackingCodes = simulator.saleUpdates
     .filter((update) => shipped.includes(update.saleId) && typeof update.fields.TrackingCode === 'string')
     .map((update) => update.fields.TrackingCode as string);
@@ -138,7 +138,7 @@ export async function runDemoCycle(ctx: CycleContext): Promise<CycleReport> {
       sample: reconcile.sample,
     },
     sales: { exported: exported.length, acknowledged, sinkDir: folders.sales },
-    fulfilment: { updated: new Set(trackingCodes).size, trackingCodes: [...new Set(trackingCodes)] },
+    fulfillment: { updated: new Set(trackingCodes).size, trackingCodes: [...new Set(trackingCodes)] },
   };
 }
 
@@ -152,7 +152,7 @@ export function formatCycleReport(report: CycleReport): string {
     `  ERP -> store   ${report.inventory.rowsRead} rows read (${report.inventory.rowsRejected} rejected), ${report.inventory.itemsUpdated} items updated on the store`,
     `  reconcile      ${reconcile}`,
     `  sales -> ERP   ${report.sales.exported} sales exported to ${report.sales.sinkDir}, ${report.sales.acknowledged} acknowledged on the store`,
-    `  fulfilment     ${report.fulfilment.updated} sales marked shipped (${report.fulfilment.trackingCodes.join(', ')})`,
+    `  fulfillment     ${report.fulfillment.updated} sales marked shipped (${report.fulfillment.trackingCodes.join(', ')})`,
     '',
   ].join('\n');
 }

@@ -1,0 +1,129 @@
+/** Schemas of the inventory item: as the query returns it, and as an update must be written. */
+import { z } from 'zod';
+
+import { bool, int, num, rule, str } from './fields.js';
+
+/** A custom attribute of an inventory item. */
+export const propertySchema = z.looseObject({ Key: z.string(), Value: z.string().nullable() });
+
+/** An extended warranty offered with an inventory item. */
+export const extendedWarrantySchema = z.looseObject({
+  Name: str,
+  Price: num,
+  Active: bool,
+  Cant: int,
+  Code: str,
+});
+
+/** An inventory item as the inventory query returns it. `Code` is the key. */
+export const inventoryItemSchema = z.looseObject({
+  InternalId: int,
+  Code: z.string(),
+  Stock: num,
+  Price: num,
+  OfferPrice: num,
+  Taxes: num,
+  ForSale: bool,
+  Published: bool,
+  IsItem: bool,
+  ParentItemId: int,
+  ParentItemCode: str,
+  PriceListId: int,
+  PriceListCode: str,
+  PriceMode: int,
+  PrecioOriginal: z.union([z.string(), z.number()]).nullish(),
+  DepStock: z.union([z.string(), z.number()]).nullish(),
+  Properties: z.array(propertySchema).nullish(),
+  Name: str,
+  Code2: str,
+  ExternalReference: str,
+  SiteId: int,
+  // The query endpoint's listing types it as "null or object", the field reference as an array.
+  ExtendedWarranty: z.unknown().optional(),
+});
+export type InventoryItem = z.infer<typeof inventoryItemSchema>;
+
+/** The rules of the spec's Limits table, worded as they appear in a ValidationError. */
+export const INVENTORY_RULES = {
+  InternalId: 'always 0',
+  Code: 'required non-empty string',
+  Stock: 'integer 0 to 999999',
+  Price: 'number 0.01 to 999999.99 with at most 2 decimals',
+  Taxes: 'percentage 0 to 100',
+  boolean: 'true or false',
+  PriceMode: '0 or null',
+  positiveInt: 'positive integer',
+  string: 'string',
+  nullableString: 'string or null',
+  nullableInt: 'integer or null',
+  Properties: 'array of {Key, Value} strings',
+  ExtendedWarranty: 'array of {Name, Price, Active, Cant, Code}',
+} as const;
+
+function hasAtMostTwoDecimals(value: number): boolean {
+  return Math.abs(value * 100 - Math.round(value * 100)) < 1e-6;
+}
+
+const money = z
+  .number(rule(INVENTORY_RULES.Price))
+  .min(0.01, rule(INVENTORY_RULES.Price))
+  .max(999999.99, rule(INVENTORY_RULES.Price))
+  .refine(hasAtMostTwoDecimals, rule(INVENTORY_RULES.Price));
+const flag = z.boolean(rule(INVENTORY_RULES.boolean));
+const positiveId = z.number(rule(INVENTORY_RULES.positiveInt)).int(rule(INVENTORY_RULES.positiveInt)).positive(rule(INVENTORY_RULES.positiveInt));
+const text = z.string(rule(INVENTORY_RULES.string));
+
+/**
+ * The body of an inventory update or creation, with the spec's rules. Only `Code` is required; fields
+ * left out stay unchanged on the store. `InternalId` is always sent as 0 (the client sets it). Unknown
+ * fields are refused: a misspelt field would otherwise be ignored by the store without a word.
+ */
+export const inventoryUpdateSchema = z.strictObject({
+  InternalId: z.literal(0, rule(INVENTORY_RULES.InternalId)).optional(),
+  Code: z.string(rule(INVENTORY_RULES.Code)).trim().min(1, rule(INVENTORY_RULES.Code)),
+  Stock: z
+    .number(rule(INVENTORY_RULES.Stock))
+    .int(rule(INVENTORY_RULES.Stock))
+    .min(0, rule(INVENTORY_RULES.Stock))
+    .max(999999, rule(INVENTORY_RULES.Stock))
+    .optional(),
+  Price: money.optional(),
+  OfferPrice: money.optional(),
+  Taxes: z.number(rule(INVENTORY_RULES.Taxes)).min(0, rule(INVENTORY_RULES.Taxes)).max(100, rule(INVENTORY_RULES.Taxes)).optional(),
+  ForSale: flag.optional(),
+  Published: flag.optional(),
+  IsItem: flag.optional(),
+  ParentItemId: z.number(rule(INVENTORY_RULES.nullableInt)).int(rule(INVENTORY_RULES.nullableInt)).nullable().optional(),
+  ParentItemCode: z.string(rule(INVENTORY_RULES.nullableString)).nullable().optional(),
+  PriceListId: positiveId.optional(),
+  PriceListCode: z.string(rule(INVENTORY_RULES.nullableString)).nullable().optional(),
+  PriceMode: z.literal(0, rule(INVENTORY_RULES.PriceMode)).nullable().optional(),
+  PrecioOriginal: text.optional(),
+  DepStock: text.optional(),
+  Properties: z
+    .array(z.object({ Key: z.string(), Value: z.string() }), rule(INVENTORY_RULES.Properties))
+    .optional(),
+  Name: text.optional(),
+  Code2: text.optional(),
+  ExternalReference: text.optional(),
+  SiteId: positiveId.optional(),
+  ExtendedWarranty: z
+    .array(
+      z.object({
+        Name: z.string().optional(),
+        Price: z.number().optional(),
+        Active: z.boolean().optional(),
+        Cant: z.number().int().optional(),
+        Code: z.string().optional(),
+      }),
+      rule(INVENTORY_RULES.ExtendedWarranty),
+    )
+    .optional(),
+});
+export type InventoryUpdate = z.infer<typeof inventoryUpdateSchema>;
+/** What callers pass: `InternalId` may be left out (the client always sends 0). */
+export type InventoryUpdateInput = z.input<typeof inventoryUpdateSchema>;
+
+/** Result of an inventory update: `{Success, Message}` (an empty body counts as success). */
+export const inventoryUpdateResultSchema = z.looseObject({ Success: bool, Message: str });
+export type InventoryUpdateResult = z.infer<typeof inventoryUpdateResultSchema>;
