@@ -1,7 +1,7 @@
 /** `storesync simulator`: runs the store simulator standalone until the process is asked to stop. */
 import { type Command, InvalidArgumentError } from 'commander';
 
-import { startSimulator } from '../simulator/index.js';
+import { startSimulator, VARIANCE_PROFILE } from '../simulator/index.js';
 import type { CliContext } from './context.js';
 
 function number(kind: 'int' | 'rate' | 'positive') {
@@ -35,6 +35,7 @@ interface SimulatorCommandOptions {
   rateLimit: number;
   hashTtlS: number;
   successFalseRate: number;
+  variance: boolean;
   user: string;
   pass: string;
 }
@@ -58,10 +59,12 @@ export function registerSimulatorCommand(program: Command, ctx: CliContext): voi
     .option('--rate-limit <r>', 'most API requests per second (0: unlimited)', number('int'), 0)
     .option('--hash-ttl-s <s>', 'lifetime of an authentication hash, seconds', number('positive'), 1800)
     .option('--success-false-rate <p>', 'probability that a write answers 200 {Success:false}', number('rate'), 0)
+    .option('--variance', 'behave unlike the default simulator where the spec allows it (capped paging, loose types, replacing sale PUTs, non-JSON write bodies)', false)
     .option('--user <name>', 'accepted username', 'demo')
     .option('--pass <password>', 'accepted password', 'demo-password')
     .action(async (opts: SimulatorCommandOptions) => {
       const simulator = await startSimulator({
+        ...(opts.variance ? VARIANCE_PROFILE : {}),
         port: opts.port,
         host: opts.host,
         items: opts.items,

@@ -27,6 +27,22 @@ export const faultSettingsSchema = z.object({
   successFalseRate: rate,
   /** Sale listing ignores `offset` (an older server): clients must detect the repeated page. */
   ignoreOffset: z.boolean(),
+  // --- Variance: behaviours the spec allows but does not pin down. `VARIANCE_PROFILE` turns them all on.
+  /** Most sales one listing page returns whatever `limit` asks (0: no cap); the spec gives no maximum. */
+  saleLimitCap: z.number().int().nonnegative(),
+  /**
+   * Responses use the loose types a real service may send: numbers and decimals as strings (`"12.50"`,
+   * `"12,50"`), booleans as `0`/`1`/`"true"`, `null` for optional fields, `Taxes`/`DepStock` as objects.
+   */
+  looseTypes: z.boolean(),
+  /** Ids of sales whose listing record is malformed (a field of the wrong type), as one bad record in a page. */
+  malformedSaleIds: z.array(z.number().int()),
+  /** Codes of inventory items whose query record is malformed (a field of the wrong type). */
+  malformedItemCodes: z.array(z.string()),
+  /** `PUT /Api/Sale/{id}` replaces instead of merging: update fields it did not receive are emptied. */
+  replacingSalePut: z.boolean(),
+  /** Successful writes (PUT/POST) answer a body that is empty, `OK` or HTML instead of JSON. */
+  nonJsonWriteBodies: z.boolean(),
 });
 
 /** The fault settings. */
@@ -45,6 +61,24 @@ export const DEFAULT_FAULTS: Readonly<FaultSettings> = Object.freeze({
   hashTtlS: 1800,
   successFalseRate: 0,
   ignoreOffset: false,
+  saleLimitCap: 0,
+  looseTypes: false,
+  malformedSaleIds: [],
+  malformedItemCodes: [],
+  replacingSalePut: false,
+  nonJsonWriteBodies: false,
+});
+
+/**
+ * The variance profile: a store that stays within the spec but behaves unlike the default simulator
+ * (`storesync simulator --variance`, or `startSimulator({...VARIANCE_PROFILE})` in a test). Paging is
+ * capped at 20; the malformed records are left to each test, which knows its data.
+ */
+export const VARIANCE_PROFILE: Readonly<Partial<FaultSettings>> = Object.freeze({
+  saleLimitCap: 20,
+  looseTypes: true,
+  replacingSalePut: true,
+  nonJsonWriteBodies: true,
 });
 
 /** A fault to answer instead of handling the request. */

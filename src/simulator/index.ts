@@ -27,6 +27,7 @@ import { inventoryIssues } from './validation.js';
 
 export type { CounterSnapshot } from './counters.js';
 export type { FaultSettings } from './faults.js';
+export { VARIANCE_PROFILE } from './faults.js';
 export type { SimulatorEvents } from './routes/context.js';
 export type { InventoryWrite, SaleInput, SaleUpdateEntry, SimulatorState } from './state.js';
 export type { Client, ItemInput, Product, Sale, SaleItem, SimItem, User } from './types.js';
