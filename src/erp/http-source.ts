@@ -16,6 +16,11 @@ import { pollChanges, pollSettingsFor } from './polling.js';
 import type { SourceDeps } from './source-deps.js';
 import type { ChangeSource, Cursor, ReadOptions } from './types.js';
 
+/** How to read from the start, shown when a first poll reads nothing (see polling.ts). */
+const FIRST_POLL_HINT =
+  'the endpoint probably needs the cursor parameter, which the first poll leaves out: make it answer from the start ' +
+  'when the parameter is absent, or set the source\'s initialCursor; `storesync sources test` shows what it answers';
+
 /** The array at a dotted path (`data.items`; `''` is the body itself), or undefined. */
 export function recordsAt(body: unknown, path: string): unknown {
   let node = body;
@@ -46,7 +51,7 @@ export function createHttpSource(config: HttpSourceConfig, deps: SourceDeps): Ch
     headersTimeout: config.timeoutMs,
     bodyTimeout: config.timeoutMs,
   });
-  const settings = pollSettingsFor(config, deps, 'record');
+  const settings = pollSettingsFor(config, deps, 'record', FIRST_POLL_HINT);
   const initialCursor = toCursor(config.initialCursor);
   const fail = (message: string, retryable: boolean, cause?: unknown) =>
     new ErpError(config.name, redactText(message), { retryable, cause });

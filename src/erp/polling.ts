@@ -9,6 +9,10 @@
  * of being re-read by every round. A full batch whose rows all share one cursor would return the same
  * rows forever, so the read asks again with twice the limit, up to `TIE_LIMIT_FACTOR` times the
  * configured limit, and then fails loudly.
+ *
+ * A first poll (no stored cursor, no `initialCursor`) that reads nothing is suspicious: the classic
+ * `WHERE changed_at > :cursor` compares with NULL then and reads nothing, at every poll, forever,
+ * because the cursor never moves. The source logs one warning per process naming the fix.
  */
 import { ErpError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -35,15 +39,22 @@ export interface PollSettings {
   logger: Logger;
   /** Told about each column that matches no field. */
   onIgnored: (column: string) => void;
+  /** Told when a read from a null cursor returns no row (warns once per source). */
+  onEmptyFirstPoll: () => void;
 }
 
-/** The settings of a polled source (SQL, HTTP), with its child logger. */
+/**
+ * The settings of a polled source (SQL, HTTP), with its child logger; `firstPollHint` says how to make
+ * a first poll read from the start (logged, once, when one reads nothing).
+ */
 export function pollSettingsFor(
   config: { name: string; overlapMs: number; mapping: Readonly<Record<string, string>> },
   deps: SourceDeps,
   rowNoun: string,
+  firstPollHint: string,
 ): PollSettings {
   const logger = deps.logger.child({ source: config.name });
+  let warned = false;
   return {
     source: config.name,
     rowNoun,
@@ -52,6 +63,15 @@ export function pollSettingsFor(
     mapping: config.mapping,
     logger,
     onIgnored: ignoredColumnLogger(logger),
+    onEmptyFirstPoll() {
+      if (warned) return;
+      warned = true;
+      logger.warn(
+        { source: config.name },
+        `source ${config.name}: the first poll (no stored cursor, no initialCursor) read no ${rowNoun}s. ` +
+          `If the ERP has data, ${firstPollHint} (logged once)`,
+      );
+    },
   };
 }
 
@@ -105,6 +125,7 @@ export async function pollChanges(
   let current = limit;
   for (;;) {
     const rows = await read(start, current);
+    if (cursor === null && rows.length === 0) settings.onEmptyFirstPoll();
     const { records, rejected, cursors } = toBatchParts(rows, settings, true);
     const seenMax = cursors.reduce<Cursor>((max, c) => maxCursor(max, c), null);
     const seenMin = cursors.reduce<Cursor>((min, c) => (min === null || compareCursors(c, min) < 0 ? c : min), null);

@@ -27,13 +27,29 @@ import type { SourceDeps } from './source-deps.js';
 import { openSql, type SqlClient } from './sql-client.js';
 import type { ChangeSource, Cursor, ReadOptions, SourceRecord } from './types.js';
 
+/**
+ * How to read from the start, per dialect, shown when a first poll reads nothing (see polling.ts).
+ * PostgreSQL cannot type a bare `:cursor IS NULL`, hence the cast.
+ */
+function firstPollHint(sql: SqlClient): string {
+  const idiom =
+    sql.dialect === 'postgres'
+      ? "`WHERE changed_at >= COALESCE(CAST(:cursor AS timestamp), '-infinity')` or `WHERE (CAST(:cursor AS timestamp) IS NULL OR changed_at >= :cursor)`"
+      : "`WHERE (:cursor IS NULL OR changed_at >= :cursor)` or `WHERE changed_at >= COALESCE(:cursor, '1970-01-01')`";
+  return (
+    'the changes query probably compares with :cursor, which is NULL on the first poll, so `changed_at > :cursor` ' +
+    `matches nothing and the cursor never moves: write ${idiom}, or set the source's initialCursor; ` +
+    '`storesync sources test` shows what the query reads'
+  );
+}
+
 /** Connections a source keeps: one poll at a time, plus a snapshot running beside it. */
 const POOL_SIZE = 2;
 
 /** Opens a SQL source (its pool connects on first use). */
 export function createSqlSource(config: SqlSourceConfig, deps: SourceDeps): ChangeSource {
   const sql: SqlClient = openSql(config.url, { name: config.name, max: POOL_SIZE });
-  const settings = pollSettingsFor(config, deps, 'row');
+  const settings = pollSettingsFor(config, deps, 'row', firstPollHint(sql));
   const initialCursor = toCursor(config.initialCursor);
   const snapshotQuery = config.snapshot;
 
