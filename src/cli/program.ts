@@ -12,6 +12,7 @@ import { registerInventoryCommands } from './inventory-commands.js';
 import { registerRunCommands } from './run-commands.js';
 import { registerSalesCommands } from './sales-commands.js';
 import { registerSimulatorCommand } from './simulator-command.js';
+import { registerSourcesCommands } from './sources-command.js';
 import { registerStoreCommands } from './store-commands.js';
 
 export const EXIT = { ok: 0, remote: 1, usage: 2, validation: 3, config: 78 } as const;
@@ -34,6 +35,7 @@ export function buildProgram(io: CliIo): { program: Command; ctx: CliContext } {
   registerInventoryCommands(program, ctx);
   registerSalesCommands(program, ctx);
   registerSimulatorCommand(program, ctx);
+  registerSourcesCommands(program, ctx);
   registerConfigCommands(program, ctx);
   // Every subcommand reports usage errors the same way as the root.
   const configure = (command: Command): void => {

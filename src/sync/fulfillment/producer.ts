@@ -38,13 +38,34 @@ export function updateOf(fields: Record<string, unknown>): FulfillmentUpdate {
   return update;
 }
 
-/** Resolves the record's sale id, or returns why it cannot be. */
-async function saleIdOf(rt: FulfillmentRuntime, record: SourceRecord, cache: Map<string, number | null>): Promise<number | ValidationIssue> {
-  const { SaleId, ExternalReference, SiteId } = record.fields;
-  if (typeof SaleId === 'number' && Number.isInteger(SaleId) && SaleId > 0) return SaleId;
-  if (typeof ExternalReference !== 'string' || ExternalReference === '') {
-    return { record: record.ref, field: 'SaleId', value: SaleId, rule: 'a sale id, or ExternalReference (+ SiteId)' };
+/** A positive integer SaleId, when the record names its sale that way. */
+function saleIdField(record: SourceRecord): number | undefined {
+  const { SaleId } = record.fields;
+  return typeof SaleId === 'number' && Number.isInteger(SaleId) && SaleId > 0 ? SaleId : undefined;
+}
+
+/**
+ * Why a shipment record cannot be queued, short of looking its ExternalReference up on the store: it
+ * names no sale, or carries no update field. Empty when it may be queued.
+ */
+export function shipmentRecordIssues(record: SourceRecord): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const { SaleId, ExternalReference } = record.fields;
+  if (saleIdField(record) === undefined && (typeof ExternalReference !== 'string' || ExternalReference === '')) {
+    issues.push({ record: record.ref, field: 'SaleId', value: SaleId, rule: 'a sale id, or ExternalReference (+ SiteId)' });
   }
+  if (Object.keys(updateOf(record.fields)).length === 0) {
+    issues.push({ record: record.ref, field: 'Status', value: undefined, rule: 'at least one of Status, StatusText, TrackingCode, Obeservations' });
+  }
+  return issues;
+}
+
+/** Resolves the sale id of a record that passed `shipmentRecordIssues`, or returns why it cannot be. */
+async function saleIdOf(rt: FulfillmentRuntime, record: SourceRecord, cache: Map<string, number | null>): Promise<number | ValidationIssue> {
+  const saleId = saleIdField(record);
+  if (saleId !== undefined) return saleId;
+  const { ExternalReference, SiteId } = record.fields;
+  if (typeof ExternalReference !== 'string') throw new Error('saleIdOf: a record without a sale key was not refused first');
   const siteId = typeof SiteId === 'number' ? SiteId : rt.config.store.siteId;
   const key = `${siteId ?? ''}:${ExternalReference}`;
   if (!cache.has(key)) {
@@ -62,16 +83,17 @@ async function queueBatch(rt: FulfillmentRuntime, source: string, batch: ChangeB
   const bySale = new Map<number, FulfillmentJobData>();
   const cache = new Map<string, number | null>();
   for (const record of batch.records) {
+    const refused = shipmentRecordIssues(record);
+    if (refused.length > 0) {
+      issues.push(refused);
+      continue;
+    }
     const saleId = await saleIdOf(rt, record, cache);
     if (typeof saleId !== 'number') {
       issues.push([saleId]);
       continue;
     }
     const update = updateOf(record.fields);
-    if (Object.keys(update).length === 0) {
-      issues.push([{ record: record.ref, field: 'Status', value: undefined, rule: 'at least one of Status, StatusText, TrackingCode, Obeservations' }]);
-      continue;
-    }
     const version = cursorToVersion(record.cursor) ?? readAt;
     const previous = bySale.get(saleId);
     bySale.set(saleId, {

@@ -78,10 +78,18 @@ async function queueBatch(rt: InventoryRuntime, source: string, batch: ChangeBat
   return { skus, rejected: rejects.length };
 }
 
+/** Why the store would refuse a record's values (each issue names the SKU, field, value and rule); empty when it may be queued. */
+export function inventoryRecordIssues(record: SourceRecord): ValidationIssue[] {
+  const code = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
+  const issues = validateInventoryUpdate({ InternalId: 0, ...record.fields }, code ?? record.ref);
+  if (code === undefined && issues.length === 0) return [{ record: record.ref, field: 'Code', value: record.fields.Code, rule: 'required' }];
+  return issues;
+}
+
 /** Validates a record as the store would and turns its fields into pending entries. */
 function checkRecord(record: SourceRecord, source: string, readAt: number): Checked {
   const code = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
-  const issues = validateInventoryUpdate({ InternalId: 0, ...record.fields }, code ?? record.ref);
+  const issues = inventoryRecordIssues(record);
   if (code === undefined || issues.length > 0) {
     return { issues, reject: rejectEntry(code ?? record.ref, source, record.ref, record.fields, issues) };
   }

@@ -1,0 +1,168 @@
+/**
+ * `storesync sources test [NAME]`: what an integrator runs again and again while writing a source's
+ * query. It reads one batch of each configured inventory and fulfillment source (or the one named), from
+ * the start or, with `--from-cursor`, from the cursor stored in Redis, and prints the records as the
+ * flow would queue them, the refused ones with their reasons and the cursor the poll would store. It
+ * writes nothing: no cursor moves, no job is queued, no CSV file is moved, nothing is written to Redis.
+ * Exit codes: 0 every source read, 1 a source failed, 2 usage (an unknown NAME), 78 configuration.
+ */
+import { type Command, Option } from 'commander';
+import type { Redis } from 'ioredis';
+
+import type { SourceConfig } from '../config/schema.js';
+import { FULFILLMENT_FIELDS, INVENTORY_FIELDS } from '../erp/fields.js';
+import { createSource } from '../erp/index.js';
+import type { Cursor } from '../erp/types.js';
+import { ConfigError, ErpError, StoreSyncError } from '../errors.js';
+import { createRedis } from '../queue/connection.js';
+import { redactText } from '../secrets.js';
+import { previewSource, type SourceFlow, type SourcePreview, storedCursor } from '../sync/source-preview.js';
+import { type CliContext, formatTable } from './context.js';
+import { OptionValues } from './option-values.js';
+
+interface SourcesTestOptions {
+  limit?: string;
+  json?: boolean;
+  fromCursor?: boolean;
+}
+
+/** One source to test, with the flow that polls it. */
+interface Target {
+  flow: SourceFlow;
+  config: SourceConfig;
+}
+
+/** What `sources test` prints for one source (the --json shape). */
+export interface SourceTestResult {
+  source: string;
+  kind: SourceConfig['kind'];
+  flow: SourceFlow;
+  enabled: boolean;
+  /** `start`: read from the beginning (or initialCursor); `stored`: from the cursor in Redis. */
+  readFrom: 'start' | 'stored';
+  from: Cursor;
+  limit: number;
+  records: Array<{ ref: string; cursor: Cursor; fields: Record<string, unknown> }>;
+  rejects: Array<{ ref: string; record: string; field: string; value: unknown; rule: string }>;
+  /** The cursor the poll would store after this batch. */
+  cursor: Cursor;
+  /** Why the source could not be read. */
+  error?: { code: string; message: string };
+}
+
+/** Registers `sources test`. */
+export function registerSourcesCommands(program: Command, ctx: CliContext): void {
+  const sources = program.command('sources').description('look at the configured ERP sources');
+  sources
+    .command('test')
+    .description('read one batch of a source (default: every inventory and fulfillment source) and print it; writes nothing')
+    .argument('[name]', 'the source to read')
+    .addOption(new Option('--limit <n>', "records to read (default: the source's limit)"))
+    .option('--json', 'print the result as JSON')
+    .option('--from-cursor', 'start from the cursor stored in Redis instead of the beginning')
+    .action(async (name: string | undefined, options: SourcesTestOptions, command: Command) => {
+      const values = new OptionValues();
+      const limit = values.int('--limit', options.limit, 'positive integer');
+      values.check('sources test');
+      const targets = selectTargets(ctx, name, command);
+      const { results, failures } = await testSources(ctx, targets, { limit, fromCursor: options.fromCursor === true });
+      if (options.json) ctx.io.stdout.write(`${JSON.stringify({ sources: results }, null, 2)}\n`);
+      else ctx.io.stdout.write(`${results.map(describe).join('\n\n')}\n`);
+      // Every source was tried and printed; a failure is then the ERP's (or the query's): exit 1 with its message.
+      const [first] = failures;
+      if (failures.length === 1) throw first;
+      if (failures.length > 1) throw new ErpError(`${failures.length} sources`, failures.map(messageOf).join('; '));
+    });
+}
+
+/** The configured sources, or the one(s) called `name`; an unknown name is a usage error (exit 2). */
+function selectTargets(ctx: CliContext, name: string | undefined, command: Command): Target[] {
+  const config = ctx.config();
+  const all: Target[] = [
+    ...config.inventory.sources.map((source) => ({ flow: 'inventory' as const, config: source })),
+    ...config.fulfillment.sources.map((source) => ({ flow: 'fulfillment' as const, config: source })),
+  ];
+  if (name === undefined) return all;
+  const named = all.filter((target) => target.config.name === name);
+  if (named.length === 0) {
+    const known = all.map((target) => target.config.name).join(', ') || '(none configured)';
+    // Exit 2, as for any other usage error.
+    command.error(`storesync: no source named "${name}" (configured: ${known})`, { exitCode: 2, code: 'storesync.unknownSource' });
+  }
+  return named;
+}
+
+/** Reads each target in turn; a failing source is reported in its result (and returned) and the others still run. */
+async function testSources(
+  ctx: CliContext,
+  targets: readonly Target[],
+  options: { limit: number | undefined; fromCursor: boolean },
+): Promise<{ results: SourceTestResult[]; failures: unknown[] }> {
+  const config = ctx.config();
+  const logger = ctx.logger();
+  // Redis is opened only to read stored cursors, and never written to.
+  let redis: Redis | undefined;
+  try {
+    if (options.fromCursor) redis = createRedis(config.redis.url, { maxRetriesPerRequest: 1, retryStrategy: () => null });
+    const results: SourceTestResult[] = [];
+    const failures: unknown[] = [];
+    for (const target of targets) {
+      const fields = target.flow === 'inventory' ? INVENTORY_FIELDS : FULFILLMENT_FIELDS;
+      const limit = options.limit ?? target.config.limit;
+      const base = { source: target.config.name, kind: target.config.kind, flow: target.flow, enabled: target.config.enabled, limit };
+      const source = createSource(target.config, { fields, logger });
+      try {
+        const stored = redis ? await storedCursor(redis, config.redis.prefix, target.flow, target.config.name) : undefined;
+        const preview = await previewSource(source, { flow: target.flow, from: stored ?? null, limit });
+        results.push({ ...base, readFrom: stored === undefined ? 'start' : 'stored', ...present(preview) });
+      } catch (error) {
+        if (error instanceof ConfigError) throw error;
+        failures.push(error);
+        results.push({ ...base, readFrom: 'start', from: null, records: [], rejects: [], cursor: null, error: errorOf(error) });
+      } finally {
+        await source.close();
+      }
+    }
+    return { results, failures };
+  } finally {
+    redis?.disconnect();
+  }
+}
+
+function present(preview: SourcePreview): Pick<SourceTestResult, 'from' | 'records' | 'rejects' | 'cursor'> {
+  return {
+    from: preview.from,
+    records: preview.records.map((record) => ({ ref: record.ref, cursor: record.cursor, fields: record.fields })),
+    rejects: preview.rejects.flatMap((reject) =>
+      reject.issues.map((issue) => ({ ref: reject.ref, record: issue.record ?? reject.ref, field: issue.field, value: issue.value, rule: issue.rule })),
+    ),
+    cursor: preview.nextCursor,
+  };
+}
+
+function messageOf(error: unknown): string {
+  return redactText(error instanceof Error ? error.message : String(error));
+}
+
+function errorOf(error: unknown): { code: string; message: string } {
+  return { code: error instanceof StoreSyncError ? error.code : 'ERR_UNEXPECTED', message: messageOf(error) };
+}
+
+/** The readable report of one source. */
+function describe(result: SourceTestResult): string {
+  const from = result.readFrom === 'stored' ? `from the stored cursor ${String(result.from)}` : 'from the start';
+  const lines = [`${result.source} (${result.kind}, ${result.flow}${result.enabled ? '' : ', disabled'}): one batch of at most ${result.limit}, ${from}`];
+  if (result.error) {
+    lines.push(`  error: ${result.error.code}: ${result.error.message}`);
+    return lines.join('\n');
+  }
+  lines.push('', `Records (${result.records.length}):`);
+  if (result.records.length > 0) lines.push(formatTable(result.records.map((record) => ({ ...record.fields, cursor: record.cursor }))));
+  lines.push('', `Rejected (${result.rejects.length}):`);
+  if (result.rejects.length > 0) {
+    const rows = result.rejects.map((reject) => ({ ...reject, value: reject.value === undefined ? '' : JSON.stringify(reject.value) }));
+    lines.push(formatTable(rows, ['record', 'field', 'value', 'rule']));
+  }
+  lines.push('', `Cursor it would store: ${result.cursor === null ? '(none)' : JSON.stringify(result.cursor)}  (nothing was written)`);
+  return lines.join('\n');
+}

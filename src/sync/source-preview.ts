@@ -1,0 +1,49 @@
+/**
+ * A dry read of one ERP source, for `storesync sources test`: one batch from the start (or from the
+ * cursor the flow has stored), the records the flow would queue, those it would refuse and why, and
+ * the cursor the poll would then store. Nothing is written: the batch is never committed (CSV files
+ * stay where they are) and the stored cursor is only read.
+ */
+import type { Redis } from 'ioredis';
+
+import { maxCursor } from '../erp/cursor.js';
+import type { ChangeSource, Cursor, RejectedRecord, SourceRecord } from '../erp/types.js';
+import { shipmentRecordIssues } from './fulfillment/producer.js';
+import { FulfillmentState } from './fulfillment/state.js';
+import { inventoryRecordIssues } from './inventory/producer.js';
+import { InventoryState } from './inventory/state.js';
+
+/** The flows that poll ERP sources. */
+export type SourceFlow = 'inventory' | 'fulfillment';
+
+/** What one dry read found. */
+export interface SourcePreview {
+  /** The cursor the read started from (null: from the start, or the source's initialCursor). */
+  from: Cursor;
+  /** Records the flow would queue. */
+  records: SourceRecord[];
+  /** Records the source or the flow would refuse, each issue with its record, field, value and rule. */
+  rejects: RejectedRecord[];
+  /** The cursor the poll would store once the batch is queued. */
+  nextCursor: Cursor;
+}
+
+/** The cursor a flow has stored for a source (read only), or undefined before its first poll. */
+export function storedCursor(redis: Redis, prefix: string, flow: SourceFlow, source: string): Promise<Cursor | undefined> {
+  const state = flow === 'inventory' ? new InventoryState(redis, prefix) : new FulfillmentState(redis, prefix);
+  return state.cursors.get(source);
+}
+
+/** Reads one batch of `source` from `from` and sorts it as the flow's producer would; writes nothing. */
+export async function previewSource(source: ChangeSource, options: { flow: SourceFlow; from: Cursor; limit: number }): Promise<SourcePreview> {
+  const batch = await source.readChanges(options.from, options.limit);
+  const check = options.flow === 'inventory' ? inventoryRecordIssues : shipmentRecordIssues;
+  const records: SourceRecord[] = [];
+  const rejects: RejectedRecord[] = [...batch.rejected];
+  for (const record of batch.records) {
+    const issues = check(record);
+    if (issues.length === 0) records.push(record);
+    else rejects.push({ ref: record.ref, issues });
+  }
+  return { from: options.from, records, rejects, nextCursor: maxCursor(options.from, batch.nextCursor) };
+}
