@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { BenchErp } from './bench-erp.js';
 import type { Cleanup } from './cleanup.js';
 import { type PgCluster, startPgCluster } from './pg-cluster.js';
-import { type RedisServer, startRedisServer } from './redis-server.js';
+import { type RedisServer, startBenchRedis } from './redis-server.js';
 import { type SimulatorProcess, startSimulatorProcess } from './simulator-process.js';
 
 /** The store credentials the benchmarks use (a throwaway simulator's). */
@@ -44,7 +44,7 @@ export async function startEnvironment(
   const logDir = mkdtempSync(join(tmpdir(), 'storesync-bench-'));
   cleanup.defer('log folder', () => rmSync(logDir, { recursive: true, force: true }));
   log(`logs: ${logDir}`);
-  const redis = await startRedisServer({ dir: logDir });
+  const redis = await startBenchRedis({ dir: logDir });
   cleanup.defer('redis-server', () => redis.destroy());
   const pg = await startPgCluster();
   cleanup.defer('postgresql', () => pg.destroy());

@@ -1,91 +1,32 @@
 /**
- * A redis-server of the run's own, on a spare loopback port in a temp folder: the chaos run kills and
- * restarts it, and the benchmarks read its command statistics, without touching the shared 6379.
+ * The run's own redis-server (the launcher in src/queue/redis-server.ts) with what the benchmarks read
+ * from it: command statistics and CPU time. The chaos run kills and restarts it; neither touches the
+ * shared 6379.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
 import { Redis } from 'ioredis';
 
-import { type Child, startChild } from './child.js';
-import { freePort } from './ports.js';
-import { waitFor } from './wait.js';
+import { type RedisServer as OwnRedisServer, type RedisServerOptions, startRedisServer } from '../../src/queue/redis-server.js';
 
-/** How the server is started. */
-export interface RedisServerOptions {
-  /** Append-only file with `appendfsync always`: nothing acknowledged is lost on a kill. */
-  aof?: boolean;
-  /** Folder for the data and the log; a new temp folder when absent (removed by `destroy`). */
-  dir?: string;
-}
-
-/** A running (or stopped) redis-server of the run's own. */
-export interface RedisServer {
-  readonly port: number;
-  readonly url: string;
-  readonly dir: string;
-  /** Kills the server with SIGKILL (no shutdown save) and waits for the end. */
-  kill(): Promise<void>;
-  /** Starts it again on the same port and folder (the AOF is replayed); waits until it answers. */
-  start(): Promise<void>;
+/** A redis-server of the run's own, with its statistics. */
+export interface RedisServer extends OwnRedisServer {
   /** Per-command call counts from `INFO commandstats`. */
   commandCalls(): Promise<Map<string, number>>;
   /** CPU time the server has used (user + system), ms. */
   cpuMs(): Promise<number>;
-  /** Stops the server and removes its folder. */
-  destroy(): Promise<void>;
 }
 
-/** Starts a redis-server on a spare port and waits until it answers PING. */
-export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
-  const port = await freePort();
-  const ownDir = options.dir === undefined;
-  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'storesync-redis-'));
-  const args = [
-    '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '',
-    '--daemonize', 'no', '--maxmemory-policy', 'noeviction',
-    ...(options.aof ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
-  ];
-  const url = `redis://127.0.0.1:${port}/0`;
-  let child: Child | undefined;
-
-  const ping = async (): Promise<boolean> => {
-    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    client.on('error', () => {});
-    try {
-      await client.connect();
-      return (await client.ping()) === 'PONG';
-    } finally {
-      client.disconnect();
-    }
-  };
+/** Starts a redis-server on a spare port (see the launcher's options) and waits until it answers PING. */
+export async function startBenchRedis(options: Pick<RedisServerOptions, 'aof' | 'dir'> = {}): Promise<RedisServer> {
+  const server = await startRedisServer(options);
   const info = async (section: string): Promise<string> => {
-    const client = new Redis(url, { maxRetriesPerRequest: 1 });
+    const client = new Redis(server.url, { maxRetriesPerRequest: 1 });
     try {
       return await client.info(section);
     } finally {
       client.disconnect();
     }
   };
-  const start = async (): Promise<void> => {
-    child = startChild('redis-server', args, join(dir, 'redis.log'));
-    await waitFor(`redis-server on port ${port}`, async () => {
-      if (!child?.alive()) throw new Error(`redis-server exited; see ${join(dir, 'redis.log')}`);
-      return ping();
-    }, { timeoutMs: 20_000 });
-  };
-  await start();
-
-  return {
-    port,
-    url,
-    dir,
-    async kill() {
-      child?.kill('SIGKILL');
-      await child?.exited;
-    },
-    start,
+  return Object.assign(server, {
     async cpuMs() {
       const text = await info('cpu');
       const seconds = (name: string): number => Number(text.match(new RegExp(`^${name}:([\\d.]+)`, 'm'))?.[1] ?? Number.NaN);
@@ -97,11 +38,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       for (const match of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(match[1] as string, Number(match[2]));
       return calls;
     },
-    async destroy() {
-      await child?.stop(3000);
-      if (ownDir) rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  });
 }
 
 /** Total calls in `after` minus `before`, leaving out the commands the measurement itself sends. */

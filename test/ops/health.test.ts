@@ -4,9 +4,10 @@ import { silentLogger } from '../../src/log.js';
 import { Readiness } from '../../src/ops/health.js';
 import { checkEvictionPolicy } from '../../src/ops/redis-monitor.js';
 import { createRedis } from '../../src/queue/connection.js';
+import { type RedisServer, startRedisServer } from '../../src/queue/redis-server.js';
 import { type Simulator,startSimulator } from '../../src/simulator/index.js';
 import { StoreClient } from '../../src/store/client.js';
-import { logCollector, type RedisServer, startRedisServer, testConfig } from './helpers.js';
+import { logCollector, testConfig } from './helpers.js';
 
 describe('readiness checks', () => {
   let sim: Simulator;
@@ -64,7 +65,7 @@ describe('Redis eviction policy check', () => {
   });
 
   async function check(args: string[]) {
-    const server = await startRedisServer(args);
+    const server = await startRedisServer({ args });
     servers.push(server);
     const connection = createRedis(server.url);
     const logs = logCollector();

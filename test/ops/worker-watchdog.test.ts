@@ -6,10 +6,11 @@ import { type Daemon, startDaemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/log.js';
 import { WorkerWatchdog } from '../../src/ops/worker-watchdog.js';
 import { createRedis } from '../../src/queue/connection.js';
+import { type RedisServer, startRedisServer } from '../../src/queue/redis-server.js';
 import { type Simulator,startSimulator } from '../../src/simulator/index.js';
 import type { ControlActions } from '../../src/sync/control/actions.js';
 import { deleteKeys, waitFor } from '../queue/redis-helpers.js';
-import { logCollector, type RedisServer, startRedisServer, testConfig, testPrefix } from './helpers.js';
+import { logCollector, testConfig, testPrefix } from './helpers.js';
 
 const TOKEN = 'watchdog-test-token-123456';
 
@@ -96,7 +97,7 @@ describe('daemon across a Redis outage', () => {
     await waitFor(async () => (await readyz()).status === 200, { message: 'ready before the outage' });
     await completes(await resync('BEFORE-1'));
 
-    await server.stop();
+    await server.kill();
     const down = await waitFor(async () => {
       const report = await readyz();
       return report.status === 503 ? report : undefined;

@@ -14,11 +14,11 @@ import { promisify } from 'node:util';
 
 import { Redis } from 'ioredis';
 
+import { startRedisServer } from '../../../src/queue/redis-server.js';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.js';
 import type { Cleanup } from '../cleanup.js';
 import { startPgCluster } from '../pg-cluster.js';
 import { between, seededRandom } from '../random.js';
-import { startRedisServer } from '../redis-server.js';
 import { sleep, waitFor } from '../wait.js';
 import {
   checkFinalValues,
