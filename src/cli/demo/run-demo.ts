@@ -1,8 +1,8 @@
 /**
- * `storesync demo`: storesync working on one machine with nothing but Node and Redis. It finds (or
- * starts) Redis, starts the store simulator in-process, fills a sample ERP (CSV drop folders in a temp
- * directory, and a full "all items" export for the reconcile) and runs the daemon with every role and
- * `examples/demo/config.yaml`. It prints where to look, then either shows progress until stopped, or
+ * `storesync demo`: storesync working on one machine with nothing but Node. It finds, starts or
+ * installs Redis (see local-redis.ts), starts the store simulator in-process, fills a sample ERP (CSV
+ * drop folders in a temp directory, and a full "all items" export for the reconcile) and runs the
+ * daemon with every role and `examples/demo/config.yaml`. It prints where to look, then either shows progress until stopped, or
  * (`once`) runs one full cycle and prints what it did.
  */
 import { randomBytes } from 'node:crypto';
@@ -22,7 +22,7 @@ import type { CliIo } from '../context.js';
 import { type CycleReport, formatCycleReport, runDemoCycle } from './demo-cycle.js';
 import { copySampleExports, createErpFolders, type ErpFolders, exportedSaleIds, writeShipments, writeStockChanges } from './erp-feed.js';
 import { writeErpSnapshot } from './erp-snapshot.js';
-import { ensureRedis } from './local-redis.js';
+import { ensureRedis, systemProbes } from './local-redis.js';
 
 /** Items the simulator holds (SKU-000001 …), matching the sample exports. */
 const ITEMS = 200;
@@ -133,11 +133,13 @@ function startProgress(handles: DemoHandles, io: CliIo): () => void {
 /** Runs the demo; with `once`, resolves with what the cycle did. */
 export async function runDemo(options: DemoOptions): Promise<CycleReport | undefined> {
   const { io } = options;
-  const redis = await ensureRedis({ url: io.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0', searchPath: io.env.PATH ?? '' });
+  const redis = await ensureRedis(
+    { url: io.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0', announce: (line) => io.stdout.write(`${line}\n`) },
+    systemProbes(io.env),
+  );
   const root = await mkdtemp(join(tmpdir(), 'storesync-demo-'));
   const cleanups: Array<() => Promise<void>> = [() => redis.stop(), () => rm(root, { recursive: true, force: true })];
   try {
-    if (redis.started) io.stdout.write(`(no Redis on 127.0.0.1:6379: started redis-server at ${redis.url} for the demo)\n`);
     await clearPrefix(redis.url, options.prefix);
     const simulator = await startSimulator({ port: 0, items: ITEMS });
     cleanups.unshift(() => simulator.close());
