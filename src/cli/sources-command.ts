@@ -156,6 +156,10 @@ function describe(result: SourceTestResult): string {
     lines.push(`  error: ${result.error.code}: ${result.error.message}`);
     return lines.join('\n');
   }
+  // The first-poll trap of polled sources (see erp/polling.ts); an empty CSV drop folder is normal.
+  if (result.kind !== 'csv' && result.readFrom === 'start' && result.records.length === 0 && result.rejects.length === 0) {
+    lines.push('  Nothing read from the start: if the ERP has data, the query (or endpoint) must read from the start when the cursor is null (see the warning).');
+  }
   lines.push('', `Records (${result.records.length}):`);
   if (result.records.length > 0) lines.push(formatTable(result.records.map((record) => ({ ...record.fields, cursor: record.cursor }))));
   lines.push('', `Rejected (${result.rejects.length}):`);

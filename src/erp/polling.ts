@@ -67,7 +67,6 @@ export function pollSettingsFor(
       if (warned) return;
       warned = true;
       logger.warn(
-        { source: config.name },
         `source ${config.name}: the first poll (no stored cursor, no initialCursor) read no ${rowNoun}s. ` +
           `If the ERP has data, ${firstPollHint} (logged once)`,
       );

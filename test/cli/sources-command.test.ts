@@ -185,6 +185,19 @@ describe('storesync sources test', () => {
     expect(all.stdout).toMatch(/Rejected \(2\):\nrecord\s+field\s+value\s+rule\n[- ]+\nSKU-3\s+Stock\s+"lots"\s+integer\nSKU-2\s+Stock\s+-5/);
   });
 
+  it('points at the null cursor when a source reads nothing from the start, with the warning on stderr', async () => {
+    const bad = await writeConfig('first-poll.yaml', [
+      { ...pgStock(), name: 'pg-bad', changes: `SELECT code, stock, changed_at AS cursor FROM ${pg.schema}.items WHERE changed_at > :cursor ORDER BY cursor, code LIMIT :limit` },
+    ]);
+    const run = await cli(['--config', bad, '--log-level', 'warn', 'sources', 'test']);
+    expect(run.code).toBe(EXIT.ok);
+    expect(run.stdout).toContain('Nothing read from the start');
+    expect(run.stdout).toContain('Cursor it would store: (none)');
+    const warnings = run.stderr.split('\n').filter((line) => line.includes('the first poll (no stored cursor, no initialCursor) read no rows'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("COALESCE(CAST(:cursor AS timestamp), '-infinity')");
+  });
+
   it('exits 2 naming the configured sources when NAME is not one of them', async () => {
     const run = await cli(['--config', configFile, 'sources', 'test', 'pg-stokc']);
     expect(run.code).toBe(EXIT.usage);
