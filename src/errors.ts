@@ -20,7 +20,8 @@ export type ErrorCode =
   | 'ERR_STORE_TIMEOUT'
   | 'ERR_TIMEOUT'
   | 'ERR_ERP'
-  | 'ERR_ERP_RECORD';
+  | 'ERR_ERP_RECORD'
+  | 'ERR_REDIS';
 
 /** Base of every storesync error. */
 export class StoreSyncError extends Error {

@@ -103,7 +103,7 @@ async function testSources(
   // Redis is opened only to read stored cursors, and never written to.
   let redis: Redis | undefined;
   try {
-    if (options.fromCursor) redis = createRedis(config.redis.url, { maxRetriesPerRequest: 1, retryStrategy: () => null });
+    if (options.fromCursor) redis = await openRedis(config.redis.url);
     const results: SourceTestResult[] = [];
     const failures: unknown[] = [];
     for (const target of targets) {
@@ -126,6 +126,28 @@ async function testSources(
     return { results, failures };
   } finally {
     redis?.disconnect();
+  }
+}
+
+/** A connection for reading cursors, or a clear error (exit 1) when Redis does not answer. */
+async function openRedis(url: string): Promise<Redis> {
+  const redis = createRedis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  // connect() only says "Connection is closed"; the event carries the reason (ECONNREFUSED, …).
+  let reason: unknown;
+  redis.on('error', (error: unknown) => {
+    reason = error;
+  });
+  try {
+    await redis.connect();
+    return redis;
+  } catch (failure) {
+    const error = reason ?? failure;
+    redis.disconnect();
+    const where = url.replace(/\/\/[^@/]*@/, '//');
+    throw new StoreSyncError('ERR_REDIS', `--from-cursor: cannot read the stored cursors, Redis at ${where} does not answer (${messageOf(error)})`, {
+      cause: error,
+      retryable: true,
+    });
   }
 }
 

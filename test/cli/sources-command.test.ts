@@ -14,7 +14,7 @@ import { createRedis } from '../../src/queue/connection.js';
 import { SourceCursors } from '../../src/sync/drain-source.js';
 import { mariaScratch, PG_URL, pgScratch } from '../erp/databases.js';
 import { cli } from '../helpers/cli.js';
-import { testPrefix } from '../ops/helpers.js';
+import { freePort, testPrefix } from '../ops/helpers.js';
 import { deleteKeys } from '../queue/redis-helpers.js';
 
 const redis = createRedis('redis://127.0.0.1:6379/0');
@@ -223,6 +223,15 @@ describe('storesync sources test', () => {
     expect(results.get('pg-stock')?.records).toHaveLength(1);
     expect(results.get('missing-table')?.error).toMatchObject({ code: 'ERR_ERP', message: expect.stringContaining('no_such_table') as unknown as string });
     expect(run.stderr).toMatch(/^storesync: ERR_ERP: .*missing-table.*no_such_table/);
+  });
+
+  it('exits 1 with one clear line when --from-cursor cannot reach Redis', async () => {
+    const file = join(dir, 'dead-redis.yaml');
+    await writeFile(file, `redis:\n  url: redis://127.0.0.1:${await freePort()}/0\n  prefix: ${prefix}\nlog:\n  level: silent\ninventory:\n  sources:\n${sourceYaml(pgStock()).join('\n')}\n`);
+    const run = await cli(['--config', file, 'sources', 'test', '--from-cursor']);
+    expect(run.code).toBe(EXIT.remote);
+    expect(run.stderr).toMatch(/^storesync: ERR_REDIS: --from-cursor: cannot read the stored cursors, Redis at redis:\/\/127\.0\.0\.1:\d+\/0 does not answer \(.*ECONNREFUSED.*\)\n$/);
+    expect(run.stdout).toBe('');
   });
 
   it('exits 78 when a source is misconfigured', async () => {
