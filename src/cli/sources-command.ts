@@ -11,7 +11,7 @@ import type { Redis } from 'ioredis';
 
 import type { SourceConfig } from '../config/schema.js';
 import { FULFILLMENT_FIELDS, INVENTORY_FIELDS } from '../erp/fields.js';
-import { createSource } from '../erp/index.js';
+import { createSource, toCursor } from '../erp/index.js';
 import type { Cursor } from '../erp/types.js';
 import { ConfigError, ErpError, StoreSyncError } from '../errors.js';
 import { createRedis } from '../queue/connection.js';
@@ -38,7 +38,7 @@ export interface SourceTestResult {
   kind: SourceConfig['kind'];
   flow: SourceFlow;
   enabled: boolean;
-  /** `start`: read from the beginning (or initialCursor); `stored`: from the cursor in Redis. */
+  /** `start`: as a first poll would (from the beginning, or `from` = initialCursor); `stored`: from the cursor in Redis. */
   readFrom: 'start' | 'stored';
   from: Cursor;
   limit: number;
@@ -65,6 +65,10 @@ export function registerSourcesCommands(program: Command, ctx: CliContext): void
       const limit = values.int('--limit', options.limit, 'positive integer');
       values.check('sources test');
       const targets = selectTargets(ctx, name, command);
+      if (targets.length === 0) {
+        ctx.io.stdout.write('No inventory or fulfillment source is configured (inventory.sources, fulfillment.sources).\n');
+        return;
+      }
       const { results, failures } = await testSources(ctx, targets, { limit, fromCursor: options.fromCursor === true });
       if (options.json) ctx.io.stdout.write(`${JSON.stringify({ sources: results }, null, 2)}\n`);
       else ctx.io.stdout.write(`${results.map(describe).join('\n\n')}\n`);
@@ -113,7 +117,9 @@ async function testSources(
       const source = createSource(target.config, { fields, logger });
       try {
         const stored = redis ? await storedCursor(redis, config.redis.prefix, target.flow, target.config.name) : undefined;
-        const preview = await previewSource(source, { flow: target.flow, from: stored ?? null, limit });
+        // Where the daemon's first poll starts: the configured initialCursor, else the beginning.
+        const initial = 'initialCursor' in target.config ? toCursor(target.config.initialCursor) : null;
+        const preview = await previewSource(source, { flow: target.flow, from: stored ?? initial, limit });
         results.push({ ...base, readFrom: stored === undefined ? 'start' : 'stored', ...present(preview) });
       } catch (error) {
         if (error instanceof ConfigError) throw error;
@@ -172,14 +178,15 @@ function errorOf(error: unknown): { code: string; message: string } {
 
 /** The readable report of one source. */
 function describe(result: SourceTestResult): string {
-  const from = result.readFrom === 'stored' ? `from the stored cursor ${String(result.from)}` : 'from the start';
+  const from =
+    result.readFrom === 'stored' ? `from the stored cursor ${String(result.from)}` : result.from === null ? 'from the start' : `from the initialCursor ${String(result.from)}`;
   const lines = [`${result.source} (${result.kind}, ${result.flow}${result.enabled ? '' : ', disabled'}): one batch of at most ${result.limit}, ${from}`];
   if (result.error) {
     lines.push(`  error: ${result.error.code}: ${result.error.message}`);
     return lines.join('\n');
   }
   // The first-poll trap of polled sources (see erp/polling.ts); an empty CSV drop folder is normal.
-  if (result.kind !== 'csv' && result.readFrom === 'start' && result.records.length === 0 && result.rejects.length === 0) {
+  if (result.kind !== 'csv' && result.from === null && result.records.length === 0 && result.rejects.length === 0) {
     lines.push('  Nothing read from the start: if the ERP has data, the query (or endpoint) must read from the start when the cursor is null (see the warning).');
   }
   lines.push('', `Records (${result.records.length}):`);

@@ -198,6 +198,23 @@ describe('storesync sources test', () => {
     expect(warnings[0]).toContain("COALESCE(CAST(:cursor AS timestamp), '-infinity')");
   });
 
+  it('starts where the first poll would with an initialCursor, and says so', async () => {
+    const file = await writeConfig('initial.yaml', [{ ...pgStock(), initialCursor: T2.toISOString() }]);
+    const run = await cli(['--config', file, 'sources', 'test', 'pg-stock']);
+    expect(run.code).toBe(EXIT.ok);
+    expect(run.stdout).toContain(`pg-stock (sql, inventory): one batch of at most 1000, from the initialCursor ${T2.toISOString()}`);
+    expect(run.stdout).toContain('Records (0):');
+    expect(run.stdout).toContain('Rejected (2):');
+  });
+
+  it('says so when no source is configured', async () => {
+    const file = join(dir, 'none.yaml');
+    await writeFile(file, 'log:\n  level: silent\n');
+    const run = await cli(['--config', file, 'sources', 'test']);
+    expect(run.code).toBe(EXIT.ok);
+    expect(run.stdout).toBe('No inventory or fulfillment source is configured (inventory.sources, fulfillment.sources).\n');
+  });
+
   it('exits 2 naming the configured sources when NAME is not one of them', async () => {
     const run = await cli(['--config', configFile, 'sources', 'test', 'pg-stokc']);
     expect(run.code).toBe(EXIT.usage);
