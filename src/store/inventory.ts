@@ -94,7 +94,7 @@ export class InventoryApi {
       { method: 'PUT', endpoint: UPDATE_ENDPOINT, query: { mode: 'default' }, body },
       options,
     );
-    return result === null ? { Success: true } : readAs(inventoryUpdateResultSchema, result, 'PUT', UPDATE_ENDPOINT);
+    return writeResult(result, 'PUT', UPDATE_ENDPOINT);
   }
 
   /**
@@ -106,8 +106,17 @@ export class InventoryApi {
     const body = checked(item, 'inventory create');
     const endpoint = this.#api.config.inventoryCreatePath;
     const result = await this.#api.request({ method: 'POST', endpoint, body }, options);
-    return result === null ? { Success: true } : readAs(inventoryUpdateResultSchema, result, 'POST', endpoint);
+    return writeResult(result, 'POST', endpoint);
   }
+}
+
+/**
+ * The result of a write the store took (2xx, not `{Success: false}`): its `{Success, Message}` when it
+ * answered an object, else a plain success (an empty body, `OK`, an HTML page or a bare JSON value).
+ */
+function writeResult(body: unknown, method: 'PUT' | 'POST', endpoint: string): InventoryUpdateResult {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { Success: true };
+  return readAs(inventoryUpdateResultSchema, body, method, endpoint);
 }
 
 /** The body to send: the item with InternalId 0, or a ValidationError naming every broken rule. */

@@ -36,7 +36,8 @@ describe('loadConfig', () => {
     expect(config.http).toEqual({ host: '127.0.0.1', port: 9464 });
     expect(config.inventory.concurrency).toBe(16);
     expect(config.sales.pull.statuses).toEqual([1]);
-    expect(config.sales.ack).toMatchObject({ status: 2, statusText: 'In process', observations: 'ERP order {erpRef}' });
+    expect(config.sales.ack).toMatchObject({ status: 2, observations: 'ERP order {erpRef}' });
+    expect(config.store.statusTexts['2']).toBe('In process');
   });
 
   it('layers the config file over the defaults and environment variables over the file', () => {
