@@ -149,8 +149,7 @@ export class SalesApi {
    * StoreRejectedError; an empty or non-JSON answer is null).
    */
   async update(id: number, payload: SaleUpdate, options: CallOptions = {}): Promise<unknown> {
-    const body = withStatusText(id, checkedUpdate(id, payload), this.#api.config.statusTexts);
-    return this.#api.request({ method: 'PUT', endpoint: SALE_ENDPOINT, params: { id }, body }, options);
+    return (await this.#put(id, payload, options)).answer;
   }
 
   /**
@@ -165,10 +164,16 @@ export class SalesApi {
     options: CallOptions & { current?: Sale } = {},
   ): Promise<{ sent: SaleUpdate; answer: unknown }> {
     const { current, ...call } = options;
-    checkedUpdate(id, change);
+    // Both checks before the read: a change that cannot be sent costs no request.
+    withStatusText(id, checkedUpdate(id, change), this.#api.config.statusTexts);
     const sale = current ?? (await this.get(id, {}, call));
-    const sent = completeSaleUpdate(sale, change);
-    return { sent, answer: await this.update(id, sent, call) };
+    return this.#put(id, completeSaleUpdate(sale, change), call);
+  }
+
+  async #put(id: number, payload: SaleUpdate, options: CallOptions): Promise<{ sent: SaleUpdate; answer: unknown }> {
+    const sent = withStatusText(id, checkedUpdate(id, payload), this.#api.config.statusTexts);
+    const answer = await this.#api.request({ method: 'PUT', endpoint: SALE_ENDPOINT, params: { id }, body: sent }, options);
+    return { sent, answer };
   }
 }
 
