@@ -32,7 +32,7 @@ beforeEach(async () => {
 });
 
 /** The issue of a ValidationError thrown by `action`, after checking that it sent nothing. */
-async function refusal(action: () => Promise<unknown>): Promise<ValidationIssue[]> {
+async function refusal(action: () => Promise<unknown>): Promise<readonly ValidationIssue[]> {
   const error = await action().then(
     () => undefined,
     (e: unknown) => e,
