@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 
+import { ValidationError } from '../errors.js';
 import type { SaleUpdate } from '../store/schemas/index.js';
 import type { CliContext } from './context.js';
 import { defined, OptionValues } from './option-values.js';
@@ -106,6 +107,12 @@ export function registerStoreSales(store: Command, ctx: CliContext): void {
         }),
       } as SaleUpdate;
       values.check('sales update');
+      if (Object.keys(change).length === 0) {
+        throw new ValidationError(
+          [{ record: `sale ${saleId}`, field: '(options)', value: undefined, rule: 'at least one change: --status, --status-text, --operation-status, --tracking, --observations, --message or --json-body' }],
+          'sales update',
+        );
+      }
       return withClient(ctx, async (client) => {
         const { sent, answer } = await client.sales.change(saleId, change);
         printRecord(ctx, answer ?? sent, opts.json === true);

@@ -236,6 +236,7 @@ describe('storesync store: every field of the API', () => {
     [['sales', 'update', '9', '--operation-status', 'x'], '--operation-status = "x"'],
     [['sales', 'update', '9', '--json-body', '{"Observations":"x"}'], 'field Observations = "x" breaks "not a field of the sale update"'],
     [['sales', 'update', '9', '--status', '7'], 'the text of status 7'],
+    [['sales', 'update', '9'], 'at least one change'],
     [['users', 'update', '1', '--birthday', '1990-13-01'], 'field Birthday = "1990-13-01"'],
     [['users', 'update', '1', '--json-body', '{"Password":"x"}'], 'field Password = "x" breaks "only sent on creation'],
     [['users', 'create', '--username', 'a@example.com'], 'field FirstName = undefined'],

@@ -12,7 +12,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileSalesSink } from '../../../src/erp/sinks/file-sink.js';
 import { stateKey } from '../../../src/queue/connection.js';
 import { updateSale } from '../../../src/sync/fulfillment/index.js';
-import { exportOneSale } from '../../../src/sync/sales/index.js';
+import { exportOneSale, pullSales, startSalesFlow } from '../../../src/sync/sales/index.js';
+import { waitFor } from '../../queue/redis-helpers.js';
 import { CountingSink, type Harness, startHarness, updatesBySale } from './harness.js';
 
 describe('sale writes on a store that replaces on PUT', () => {
@@ -108,5 +109,26 @@ describe('sale writes on a store that replaces on PUT', () => {
     expect(updatesBySale(h.sim).get(22)?.length).toBe(updates);
     expect(sale(22)).toMatchObject(expected);
     expect(sink.exports.get(22)).toBeUndefined();
+  });
+
+  it('acknowledges through the queue once per sale when the store answers its writes with empty, OK or HTML bodies', async () => {
+    h.sim.faults.set({ nonJsonWriteBodies: true });
+    for (const id of [31, 32, 33, 34]) addSale(id);
+    expect(await pullSales(h.deps)).toMatchObject({ queued: 4 });
+    const flow = await startSalesFlow(h.deps, { role: 'worker', sink });
+    const failures: string[] = [];
+    const acked = new Set<number>();
+    flow.events.on('sales:job:failed', ({ error }) => failures.push(error.message));
+    flow.events.on('sales:acked', ({ saleId }) => acked.add(saleId));
+    try {
+      await waitFor(() => acked.size === 4, { message: 'four sales acknowledged' });
+    } finally {
+      await flow.close();
+    }
+    expect(failures).toEqual([]);
+    expect(h.sim.counters().requests['PUT /Api/Sale/{id}']).toBe(4);
+    for (const id of [31, 32, 33, 34]) {
+      expect(sale(id)).toMatchObject({ Status: 2, StatusText: 'In process', OperationStatus: 4, Message: 'Gift wrap', Obeservations: `Ring twice, please\nERP order 1-${id}` });
+    }
   });
 });
