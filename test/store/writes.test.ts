@@ -176,3 +176,23 @@ describe('user search answers', () => {
     }
   });
 });
+
+describe('inventory write answers of an unexpected JSON shape', () => {
+  it('are successes, not bad responses that a worker would retry into a second creation', async () => {
+    const fake = await startFakeRemote((request) =>
+      request.path === '/Api/Inventory' ? { body: request.method === 'POST' ? { Success: 'yes', Id: 'x' } : ['saved'] } : undefined,
+    );
+    const client = new StoreClient({
+      config: storeSchema.parse({ baseUrl: fake.url, username: 'demo', password: 'demo-password' }),
+      logger: silentLogger(),
+    });
+    try {
+      expect(await client.inventory.create({ Code: 'NEW-1', Stock: 1 })).toEqual({ Success: true });
+      expect(await client.inventory.update({ Code: 'NEW-1', Stock: 2 })).toEqual({ Success: true });
+      expect(fake.requests.filter((r) => r.path === '/Api/Inventory').map((r) => r.method)).toEqual(['POST', 'PUT']);
+    } finally {
+      await client.close();
+      await fake.close();
+    }
+  });
+});
