@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { loadConfig } from '../../src/config/load.js';
+import { DEFAULT_STATUS_TEXTS } from '../../src/config/schema.js';
 import { ConfigError } from '../../src/errors.js';
 import { redactText } from '../../src/secrets.js';
 
@@ -125,15 +126,12 @@ describe('loadConfig', () => {
 
 describe('store.statusTexts', () => {
   it("defaults to the spec's States table", () => {
-    expect(loadConfig({ env: {} }).store.statusTexts).toEqual({
-      '0': 'Pending',
-      '1': 'Confirmed',
-      '2': 'In process',
-      '3': 'Completed',
-      '6': 'Delivered',
-      '-1': 'Rejected',
-      '-2': 'Cancelled',
-    });
+    const texts = loadConfig({ env: {} }).store.statusTexts;
+    // config/default.yaml and the schema's defaults agree, and hold the spec's table.
+    expect(texts).toEqual(DEFAULT_STATUS_TEXTS);
+    expect(Object.entries(texts).map(([status, text]) => `${status} ${text}`).sort()).toEqual(
+      ['-1 Rejected', '-2 Cancelled', '0 Pending', '1 Confirmed', '2 In process', '3 Completed', '6 Delivered'],
+    );
   });
 
   it('adds the entries of a config file to the defaults, or replaces the text of a status', () => {
