@@ -2,6 +2,8 @@
  * Option values of CLI commands, read from their text. Every bad value is collected so that one
  * ValidationError (exit 3, nothing sent) names each offending option with its value and rule.
  */
+import { readFileSync } from 'node:fs';
+
 import { ValidationError, type ValidationIssue } from '../errors.js';
 import { formatQueryDate } from '../store/dates.js';
 
@@ -59,6 +61,46 @@ export class OptionValues {
     }
     this.#bad(option, value, 'a JSON object');
     return {};
+  }
+
+  /** An integer, or `null` spelled out (for fields the spec types "int or null"). */
+  nullableInt(option: string, value: string | undefined): number | null | undefined {
+    return value === 'null' ? null : this.int(option, value);
+  }
+
+  /** Repeated `key=value` pairs (a variadic option), as `{Key, Value}`; the value may hold `=`. */
+  keyValues(option: string, values: readonly string[] | undefined): Array<{ Key: string; Value: string }> | undefined {
+    if (values === undefined) return undefined;
+    const out: Array<{ Key: string; Value: string }> = [];
+    for (const pair of values) {
+      const at = pair.indexOf('=');
+      if (at <= 0) this.#bad(option, pair, 'key=value');
+      else out.push({ Key: pair.slice(0, at), Value: pair.slice(at + 1) });
+    }
+    return out;
+  }
+
+  /** Any JSON value. */
+  json(option: string, value: string | undefined): unknown {
+    if (value === undefined) return undefined;
+    try {
+      return JSON.parse(value) as unknown;
+    } catch {
+      return this.#bad(option, value, 'JSON');
+    }
+  }
+
+  /** A JSON object given inline or, as `@path`, read from a file (UTF-8). */
+  jsonObjectOrFile(option: string, value: string | undefined): Record<string, unknown> | undefined {
+    if (value === undefined) return undefined;
+    if (!value.startsWith('@')) return this.jsonObject(option, value);
+    let text: string;
+    try {
+      text = readFileSync(value.slice(1), 'utf8');
+    } catch (error) {
+      return this.#bad(option, value, `a readable file (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`);
+    }
+    return this.jsonObject(option, text);
   }
 
   /** Throws a ValidationError listing every bad option, if any. */

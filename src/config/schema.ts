@@ -87,6 +87,17 @@ export const httpSourceSchema = z.object({
 
 export const sourceSchema = z.discriminatedUnion('kind', [sqlSourceSchema, csvSourceSchema, httpSourceSchema]);
 
+/** The sale statuses of the spec's States table and their meanings. */
+export const DEFAULT_STATUS_TEXTS: Readonly<Record<string, string>> = Object.freeze({
+  '0': 'Pending',
+  '1': 'Confirmed',
+  '2': 'In process',
+  '3': 'Completed',
+  '6': 'Delivered',
+  '-1': 'Rejected',
+  '-2': 'Cancelled',
+});
+
 export const storeSchema = z.object({
   /** Base URL of the store API, without the /Api path. */
   baseUrl: z.string().url().default('http://127.0.0.1:8080'),
@@ -115,6 +126,16 @@ export const storeSchema = z.object({
   rateLimit: z.object({ max: positiveInt, durationMs: positiveInt }).nullable().default(null),
   /** Path of item creation (the spec names the operation but not its path). */
   inventoryCreatePath: z.string().startsWith('/').default('/Api/Inventory'),
+  /**
+   * The text sent as `StatusText` with each sale status (a status is never sent without its text).
+   * Keys are statuses written as text (YAML keys); entries given in a config file are added to these.
+   * @defaultValue the spec's States table
+   */
+  statusTexts: z
+    .record(z.string().regex(/^-?\d+$/), z.string().trim().min(1, 'a non-empty text'), {
+      error: (issue) => (issue.code === 'invalid_key' ? 'a sale status (an integer) as key' : undefined),
+    })
+    .default({ ...DEFAULT_STATUS_TEXTS }),
 });
 
 export const configSchema = z.object({
@@ -219,7 +240,8 @@ export const configSchema = z.object({
           /** false: export only; the store's sale is left as it is. */
           enabled: z.boolean().default(true),
           status: z.number().int().default(2),
-          statusText: z.string().default('In process'),
+          /** Sent with `status`; unset: the text of `status` in `store.statusTexts`. */
+          statusText: z.string().trim().min(1).optional(),
           /** Template; {erpRef}, {saleId} and {siteId} are replaced. */
           observations: z.string().default('ERP order {erpRef}'),
         })
@@ -246,6 +268,18 @@ export const configSchema = z.object({
       timeoutMs: positiveInt.default(30_000),
     })
     .prefault({}),
+}).superRefine((config, ctx) => {
+  // Every status storesync may write needs its text: the store would otherwise show a blank or stale one.
+  const texts = config.store.statusTexts;
+  const missing = (status: number): boolean => texts[String(status)] === undefined;
+  if (config.sales.ack.statusText === undefined && missing(config.sales.ack.status)) {
+    ctx.addIssue({ code: 'custom', path: ['sales', 'ack', 'status'], message: `status ${config.sales.ack.status} has no text: add it to store.statusTexts or set sales.ack.statusText` });
+  }
+  config.fulfillment.statuses.forEach((status, index) => {
+    if (missing(status)) {
+      ctx.addIssue({ code: 'custom', path: ['fulfillment', 'statuses', index], message: `status ${status} has no text: add it to store.statusTexts` });
+    }
+  });
 });
 
 export type Config = z.infer<typeof configSchema>;

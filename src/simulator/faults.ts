@@ -81,6 +81,21 @@ export const VARIANCE_PROFILE: Readonly<Partial<FaultSettings>> = Object.freeze(
   nonJsonWriteBodies: true,
 });
 
+/** A body a successful write answers under `nonJsonWriteBodies`: empty, `OK` or an HTML page, in turn. */
+export interface NonJsonBody {
+  contentType: string;
+  text: string;
+}
+
+const NON_JSON_BODIES: readonly NonJsonBody[] = [
+  { contentType: 'text/plain; charset=utf-8', text: '' },
+  { contentType: 'text/plain; charset=utf-8', text: 'OK' },
+  {
+    contentType: 'text/html; charset=utf-8',
+    text: '<!DOCTYPE html><html><head><title>Saved</title></head><body><p>The changes were saved.</p></body></html>',
+  },
+];
+
 /** A fault to answer instead of handling the request. */
 export interface InjectedFault {
   status: 429 | 500;
@@ -94,6 +109,7 @@ export class Faults {
   readonly #rng: Random;
   #windowStart = 0;
   #windowCount = 0;
+  #bodyTurn = 0;
 
   constructor(initial: Partial<FaultSettings>, seed: number) {
     this.#settings = { ...DEFAULT_FAULTS, ...faultPatchSchema.parse(initial) };
@@ -115,6 +131,7 @@ export class Faults {
   replace(settings: FaultSettings): void {
     this.#settings = { ...settings };
     this.#windowCount = 0;
+    this.#bodyTurn = 0;
   }
 
   /** The delay to add to this response. */
@@ -139,6 +156,17 @@ export class Faults {
     if (rate429 > 0 && this.#rng.next() < rate429) return { status: 429, kind: 'tooManyRequests', retryAfterS: 1 };
     if (failRate > 0 && this.#rng.next() < failRate) return { status: 500, kind: 'serverError' };
     return undefined;
+  }
+
+  /**
+   * The body that replaces a successful write's JSON answer, or undefined when `nonJsonWriteBodies` is
+   * off. The three shapes come in turn (not at random) so a test of N ≥ 3 writes meets each one.
+   */
+  nonJsonWriteBody(): NonJsonBody | undefined {
+    if (!this.#settings.nonJsonWriteBodies) return undefined;
+    const body = NON_JSON_BODIES[this.#bodyTurn % NON_JSON_BODIES.length];
+    this.#bodyTurn += 1;
+    return body;
   }
 
   /** True when this write should answer `{Success: false}` on HTTP 200. */

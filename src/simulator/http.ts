@@ -28,6 +28,14 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(payload);
 }
 
+/** Writes a reply that is not JSON (a text or HTML body, possibly empty). */
+export function sendText(res: ServerResponse, status: number, contentType: string, text: string): void {
+  if (res.headersSent || res.destroyed) return;
+  const payload = Buffer.from(text, 'utf8');
+  res.writeHead(status, { 'content-type': contentType, 'content-length': String(payload.length) });
+  res.end(payload);
+}
+
 /** Reads the whole request body as text. */
 export async function readText(req: IncomingMessage, maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];

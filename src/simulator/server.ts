@@ -5,8 +5,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import type { InjectedFault } from './faults.js';
-import { HttpError, parseJsonBody, readText, sendJson } from './http.js';
+import type { Faults, InjectedFault, NonJsonBody } from './faults.js';
+import { HttpError, isObject, parseJsonBody, readText, sendJson, sendText } from './http.js';
 import { pathSegments, Query, type Router,type RouteReply } from './router.js';
 import { hashValid } from './routes/auth.js';
 import type { SimContext } from './routes/context.js';
@@ -71,6 +71,14 @@ async function dispatch({ match, req, segments, query, now, strictBody, authoriz
   return match.route.handle({ query, params: match.params, body, now });
 }
 
+/** Under `nonJsonWriteBodies`, the text that replaces a successful PUT/POST's JSON (a refusal stays JSON). */
+function nonJsonWriteBody(faults: Faults, method: string | undefined, reply: RouteReply): NonJsonBody | undefined {
+  if (method !== 'PUT' && method !== 'POST') return undefined;
+  if (reply.status < 200 || reply.status >= 300) return undefined;
+  if (isObject(reply.body) && reply.body.Success === false) return undefined;
+  return faults.nonJsonWriteBody();
+}
+
 /** The `(req, res)` handler of the simulator's HTTP server. */
 export function createHandler(deps: PipelineDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const { ctx, api, control, signal } = deps;
@@ -124,7 +132,9 @@ export function createHandler(deps: PipelineDeps): (req: IncomingMessage, res: S
           return;
         }
         if (!isControl) counters.response(reply.status, req.method ?? 'GET');
-        sendJson(res, reply.status, reply.body, reply.headers);
+        const plain = isControl ? undefined : nonJsonWriteBody(faults, req.method, reply);
+        if (plain) sendText(res, reply.status, plain.contentType, plain.text);
+        else sendJson(res, reply.status, reply.body, reply.headers);
       })
       .catch(() => res.destroy());
   };

@@ -94,7 +94,7 @@ export class InventoryApi {
       { method: 'PUT', endpoint: UPDATE_ENDPOINT, query: { mode: 'default' }, body },
       options,
     );
-    return result === null ? { Success: true } : readAs(inventoryUpdateResultSchema, result, 'PUT', UPDATE_ENDPOINT);
+    return writeResult(result);
   }
 
   /**
@@ -106,8 +106,18 @@ export class InventoryApi {
     const body = checked(item, 'inventory create');
     const endpoint = this.#api.config.inventoryCreatePath;
     const result = await this.#api.request({ method: 'POST', endpoint, body }, options);
-    return result === null ? { Success: true } : readAs(inventoryUpdateResultSchema, result, 'POST', endpoint);
+    return writeResult(result);
   }
+}
+
+/**
+ * The result of a write the store took (2xx, not `{Success: false}`): its `{Success, Message}` when it
+ * answered that shape, else a plain success (an empty body, `OK`, an HTML page, another JSON value).
+ * Never an error: a write the store took must not be retried, and a repeated POST creates twice.
+ */
+function writeResult(body: unknown): InventoryUpdateResult {
+  const parsed = inventoryUpdateResultSchema.safeParse(body);
+  return parsed.success && typeof body === 'object' && body !== null && !Array.isArray(body) ? parsed.data : { Success: true };
 }
 
 /** The body to send: the item with InternalId 0, or a ValidationError naming every broken rule. */

@@ -1,14 +1,15 @@
 /**
  * Sales: the list (`GET /Api/Sale/` with every filter, one page), an iterator over all pages, one sale
- * (`GET /Api/Sale/{id}`) and its update (`PUT /Api/Sale/{id}`).
+ * (`GET /Api/Sale/{id}`) and its update (`PUT /Api/Sale/{id}`, sent complete by `change`).
  */
 import { z } from 'zod';
 
 import { ValidationError } from '../errors.js';
 import { formatQueryDate } from './dates.js';
+import { completeSaleUpdate, withStatusText } from './sale-update.js';
 import { type Sale, saleSchema, type SaleUpdate, saleUpdateSchema } from './schemas/index.js';
 import { type CallOptions, readAs, type StoreApi } from './transport.js';
-import { assertPositiveId, issuesFrom } from './validation.js';
+import { assertPositiveId, assertSaleListQuery, issuesFrom } from './validation.js';
 
 /** Filters of `GET /Api/Sale/`; used either by status and dates or by external reference and site. */
 export interface SaleFilters {
@@ -59,6 +60,7 @@ export class SalesApi {
 
   /** One page of sales matching `filters` (the store answers a bare array). */
   async list(filters: SaleFilters = {}, options: CallOptions = {}): Promise<Sale[]> {
+    assertSaleListQuery(filters);
     const timeZone = this.#api.config.timeZone;
     const date = (value: Date | string | undefined): string | undefined =>
       value === undefined ? undefined : formatQueryDate(value, timeZone);
@@ -139,21 +141,53 @@ export class SalesApi {
   }
 
   /**
-   * Updates a sale (status, status text, tracking code, observations, message). `Id` is filled from
-   * `id`; a payload with another Id or an unknown field is refused before sending. Returns the store's
-   * answer as sent (the spec does not show it; a `{Success: false}` answer throws StoreRejectedError).
+   * Sends `payload` as it is (status, status text, operation status, tracking code, observations,
+   * message): fields left out may be emptied by a store that replaces instead of merging, so flows use
+   * `change`. `Id` is filled from `id`; a Status without StatusText gets its text from
+   * `store.statusTexts`; another Id, an unknown field or a status without a text is refused before
+   * sending. Returns the store's answer (not shown by the spec; `{Success: false}` throws
+   * StoreRejectedError; an empty or non-JSON answer is null).
    */
   async update(id: number, payload: SaleUpdate, options: CallOptions = {}): Promise<unknown> {
-    assertPositiveId(id, 'sale update');
-    const body = { Id: id, ...payload };
-    const record = `sale ${id}`;
-    const parsed = saleUpdateSchema.safeParse(body);
-    if (!parsed.success) {
-      throw new ValidationError(issuesFrom(parsed.error, body, record, 'not a field of the sale update'), 'sale update');
-    }
-    if (body.Id !== id) {
-      throw new ValidationError([{ record, field: 'Id', value: body.Id, rule: `equal to the sale id ${id}` }], 'sale update');
-    }
-    return this.#api.request({ method: 'PUT', endpoint: SALE_ENDPOINT, params: { id }, body }, options);
+    return (await this.#put(id, payload, options)).answer;
   }
+
+  /**
+   * Applies `change` to the sale as the spec recommends: reads the sale (unless `current` is given, read
+   * just before), and sends the complete update structure, the sale's current values for every field the
+   * change leaves alone. Returns what was sent and the store's answer. The change is checked before
+   * anything is read.
+   */
+  async change(
+    id: number,
+    change: SaleUpdate,
+    options: CallOptions & { current?: Sale } = {},
+  ): Promise<{ sent: SaleUpdate; answer: unknown }> {
+    const { current, ...call } = options;
+    // Both checks before the read: a change that cannot be sent costs no request.
+    withStatusText(id, checkedUpdate(id, change), this.#api.config.statusTexts);
+    const sale = current ?? (await this.get(id, {}, call));
+    return this.#put(id, completeSaleUpdate(sale, change), call);
+  }
+
+  async #put(id: number, payload: SaleUpdate, options: CallOptions): Promise<{ sent: SaleUpdate; answer: unknown }> {
+    const sent = withStatusText(id, checkedUpdate(id, payload), this.#api.config.statusTexts);
+    const answer = await this.#api.request({ method: 'PUT', endpoint: SALE_ENDPOINT, params: { id }, body: sent }, options);
+    return { sent, answer };
+  }
+}
+
+/** `{Id: id, ...payload}`, or a ValidationError for an unknown field, a wrong type or another Id. */
+function checkedUpdate(id: number, payload: SaleUpdate): SaleUpdate {
+  assertPositiveId(id, 'sale update');
+  const body = { Id: id, ...payload };
+  const record = `sale ${id}`;
+  const parsed = saleUpdateSchema.safeParse(body);
+  if (!parsed.success) {
+    throw new ValidationError(issuesFrom(parsed.error, body, record, 'not a field of the sale update'), 'sale update');
+  }
+  if (body.Id !== id) {
+    throw new ValidationError([{ record, field: 'Id', value: body.Id, rule: `equal to the sale id ${id}` }], 'sale update');
+  }
+  return body;
 }

@@ -156,7 +156,11 @@ export interface TransportOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-/** The HTTP layer: sends one request with retries and returns the parsed JSON body (null when empty). */
+/**
+ * The HTTP layer: sends one request with retries and returns the parsed JSON body: null when it is empty,
+ * and null for a write (PUT, POST, DELETE) whose 2xx body is not JSON (`OK`, an HTML page), which is a
+ * success; only a read that must return data fails on a body that is not JSON.
+ */
 export class Transport {
   readonly #config: StoreConfig;
   readonly #logger: Logger;
@@ -246,7 +250,7 @@ export class Transport {
       });
       status = response.statusCode;
       const text = await response.body.text();
-      return this.#interpret(endpoint, response.statusCode, response.headers['retry-after'], text, attempt);
+      return this.#interpret(request.method, endpoint, response.statusCode, response.headers['retry-after'], text, attempt);
     } catch (error) {
       throw this.#asStoreError(error, endpoint);
     } finally {
@@ -259,12 +263,27 @@ export class Transport {
     }
   }
 
-  #interpret(endpoint: string, status: number, retryAfter: string | string[] | undefined, text: string, attempt: number): unknown {
+  #interpret(
+    method: HttpMethod,
+    endpoint: string,
+    status: number,
+    retryAfter: string | string[] | undefined,
+    text: string,
+    attempt: number,
+  ): unknown {
     const json = tryJson(text);
     const details = { endpoint, status, bodyExcerpt: bodyExcerpt(text) };
     if (status >= 200 && status < 300) {
       if (text.trim() === '') return null;
-      if (!json.ok) throw new StoreBadResponseError('response is not JSON', details);
+      if (!json.ok) {
+        // A write the store took and answered with `OK` or an HTML page is done: reporting it as a
+        // (retryable) bad response would send it again, and a repeated POST creates twice.
+        if (method !== 'GET') {
+          this.#logger.debug({ endpoint, status, body: bodyExcerpt(text) }, 'store answered a write with a body that is not JSON; taken as success');
+          return null;
+        }
+        throw new StoreBadResponseError('response is not JSON', details);
+      }
       const value = json.value;
       if (value !== null && typeof value === 'object' && !Array.isArray(value) && (value as Record<string, unknown>).Success === false) {
         throw new StoreRejectedError(messageOf(value) ?? 'the store answered Success: false', details);

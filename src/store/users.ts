@@ -5,6 +5,7 @@
 import { z } from 'zod';
 
 import { ValidationError } from '../errors.js';
+import { StoreBadResponseError } from './errors.js';
 import {
   type User,
   USER_SEARCH_FIELDS,
@@ -28,8 +29,28 @@ export interface UserSearch {
 
 const USER_ENDPOINT = '/Api/User/{id}';
 const USERS_ENDPOINT = '/Api/User';
-// The spec does not show the search answer; a list is expected, a single user is read as a list of one.
-const userListSchema = z.union([z.array(userSchema), userSchema.transform((user) => [user])]);
+const USER_WRITE_RULE = 'not a writable field of the user (names are case-sensitive)';
+const userListSchema = z.array(userSchema);
+
+/** True for an object that is a user itself, not an envelope around users (`{Data: [...]}`). */
+function looksLikeUser(body: Record<string, unknown>): boolean {
+  return body.Id !== undefined || typeof body.Username === 'string' || typeof body.EMail === 'string';
+}
+
+/**
+ * The users of a search answer. The spec does not show it: a list is expected, and one user alone is
+ * read as a list of one; any other object (an envelope such as `{Data: [...]}`) is a StoreBadResponseError
+ * naming its keys, never a list holding one empty "user".
+ */
+function searchResult(body: unknown): User[] {
+  if (body === null) return [];
+  if (Array.isArray(body)) return readAs(userListSchema, body, 'GET', USERS_ENDPOINT);
+  if (typeof body === 'object' && looksLikeUser(body as Record<string, unknown>)) return [readAs(userSchema, body, 'GET', USERS_ENDPOINT)];
+  const shape = typeof body === 'object' ? `an object with keys ${Object.keys(body).slice(0, 5).join(', ') || '(none)'}` : `a ${typeof body}`;
+  throw new StoreBadResponseError(`unexpected response shape: a user search answers an array of users, got ${shape}`, {
+    endpoint: `GET ${USERS_ENDPOINT}`,
+  });
+}
 
 /** The users resource of the store client. */
 export class UsersApi {
@@ -58,7 +79,7 @@ export class UsersApi {
       { method: 'GET', endpoint: USERS_ENDPOINT, query: { term: search.term ?? '', fields: search.fields } },
       options,
     );
-    return body === null ? [] : readAs(userListSchema, body, 'GET', USERS_ENDPOINT);
+    return searchResult(body);
   }
 
   /**
@@ -67,14 +88,17 @@ export class UsersApi {
    */
   async create(user: UserCreate, options: CallOptions = {}): Promise<unknown> {
     const name = typeof user.Username === 'string' && user.Username ? `user ${user.Username}` : undefined;
-    const body = parseOrThrow(userCreateSchema, user, 'user create', name);
+    const body = parseOrThrow(userCreateSchema, user, 'user create', name, USER_WRITE_RULE);
     return this.#api.request({ method: 'POST', endpoint: USERS_ENDPOINT, body }, options);
   }
 
-  /** Updates the user `user.Id`; only the fields sent change. Returns the store's answer as sent. */
+  /**
+   * Updates the user `user.Id`; only the fields sent change. `Password` is refused (creation only).
+   * Returns the store's answer as sent.
+   */
   async update(user: UserUpdate, options: CallOptions = {}): Promise<unknown> {
     const record = user.Id === undefined ? undefined : `user ${String(user.Id)}`;
-    const body = parseOrThrow(userUpdateSchema, user, 'user update', record);
+    const body = parseOrThrow(userUpdateSchema, user, 'user update', record, USER_WRITE_RULE);
     return this.#api.request({ method: 'PUT', endpoint: USER_ENDPOINT, params: { id: body.Id }, body }, options);
   }
 }

@@ -49,7 +49,8 @@ function codeOf(item: unknown): string | undefined {
 /**
  * Checks an inventory update against the spec's rules (InternalId 0, Code required, Stock integer
  * 0–999999, prices 0.01–999999.99 with 2 decimals, Taxes 0–100, booleans, PriceMode 0 or null, positive
- * ids, string DepStock/PrecioOriginal, no unknown fields). `record` names the item in the issues; it
+ * ids, string DepStock, PrecioOriginal a decimal as text, Code without surrounding spaces, no unknown
+ * fields). `record` names the item in the issues; it
  * defaults to the item's Code. Returns no issues when the item may be sent.
  */
 export function validateInventoryUpdate(item: unknown, record?: string): ValidationIssue[] {
@@ -77,4 +78,21 @@ export function parseOrThrow<S extends z.ZodType>(
 /** Throws a ValidationError unless `id` (a path parameter: sale, user, client id) is a positive integer. */
 export function assertPositiveId(id: number, context: string): void {
   if (!Number.isInteger(id) || id <= 0) throw new ValidationError([{ field: 'id', value: id, rule: 'positive integer' }], context);
+}
+
+/**
+ * Checks the paging and typed filters of the sale list before sending: `limit` and `offset` are
+ * integers not below 0, `postal_code` an integer (the spec types it so; "B1414" or "1414 " is refused).
+ */
+export function assertSaleListQuery(query: { limit?: number; offset?: number; postalCode?: string | number }): void {
+  const issues: ValidationIssue[] = [];
+  for (const field of ['limit', 'offset'] as const) {
+    const value = query[field];
+    if (value !== undefined && (!Number.isInteger(value) || value < 0)) issues.push({ field, value, rule: 'integer, 0 or more' });
+  }
+  const postal = query.postalCode;
+  if (postal !== undefined && !(typeof postal === 'number' ? Number.isInteger(postal) && postal >= 0 : /^\d+$/.test(postal))) {
+    issues.push({ field: 'postal_code', value: postal, rule: 'integer (digits only)' });
+  }
+  if (issues.length > 0) throw new ValidationError(issues, 'sales list');
 }

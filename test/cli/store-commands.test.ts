@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
@@ -11,8 +15,11 @@ beforeAll(async () => {
   env = { STORE_BASE_URL: sim.url, STORE_USERNAME: 'demo', STORE_PASSWORD: 'demo-password', LOG_LEVEL: 'silent' };
 });
 
+const dir = mkdtempSync(join(tmpdir(), 'storesync-store-cli-'));
+
 afterAll(async () => {
   await sim.close();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 beforeEach(() => {
@@ -186,5 +193,102 @@ describe('storesync store: login, help and configuration', () => {
     }
     const set = await store('inventory', 'set', '--help');
     expect(set.stdout).toContain('--dry-run');
+  });
+});
+
+describe('storesync store: every field of the API', () => {
+  it('sets every writable field of an item, properties repeated, warranties as JSON', async () => {
+    const run = await store('inventory', 'set', '--code', 'SKU-000003', '--taxes', '10.5', '--dep-stock', 'DEP-2', '--name', 'Mate',
+      '--code2', 'ALT-3', '--external-reference', 'ERP-3', '--price-list-code', 'MAY', '--price-mode', 'null', '--precio-original', '1234.50',
+      '--property', 'color=rojo', '--property', 'talle=M=grande', '--extended-warranty', '[{"Name":"1 year","Price":10,"Active":true,"Cant":5,"Code":"W1"}]',
+      '--is-item', 'false', '--parent-item-code', 'SKU-000001', '--parent-item-id', '1', '--json');
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(sim.writes.at(-1)?.fields).toEqual({
+      Taxes: 10.5, DepStock: 'DEP-2', Name: 'Mate', Code2: 'ALT-3', ExternalReference: 'ERP-3', PriceListCode: 'MAY', PriceMode: null,
+      PrecioOriginal: '1234.50', Properties: [{ Key: 'color', Value: 'rojo' }, { Key: 'talle', Value: 'M=grande' }],
+      ExtendedWarranty: [{ Name: '1 year', Price: 10, Active: true, Cant: 5, Code: 'W1' }], IsItem: false, ParentItemCode: 'SKU-000001', ParentItemId: 1,
+    });
+  });
+
+  it('creates an item, from options over a --json-body file', async () => {
+    const file = join(dir, 'item.json');
+    writeFileSync(file, JSON.stringify({ Name: 'Yerba 1kg', Stock: 4, Price: 99.9 }));
+    const run = await store('inventory', 'create', '--code', 'NEW-77', '--stock', '12', '--json-body', `@${file}`, '--json');
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ Success: true });
+    expect(sim.state.items.get('NEW-77')!.item).toMatchObject({ Code: 'NEW-77', Name: 'Yerba 1kg', Stock: 12, Price: 99.9 });
+    expect(sim.counters().requests['POST /Api/Inventory']).toBe(1);
+  });
+
+  it.each([
+    [['inventory', 'set', '--code', 'SKU-000001', '--precio-original', '12,50'], 'field PrecioOriginal = "12,50"'],
+    [['inventory', 'set', '--code', 'SKU-000001', '--taxes', '120'], 'field Taxes = 120'],
+    [['inventory', 'set', '--code', 'SKU-000001', '--property', 'color'], '--property = "color" breaks "key=value"'],
+    [['inventory', 'set', '--code', 'SKU-000001', '--extended-warranty', '{x'], '--extended-warranty'],
+    [['inventory', 'set', '--code', 'SKU-000001', '--json-body', '{"Stok":1}'], 'field Stok = 1 breaks "not a field of the inventory item"'],
+    [['inventory', 'create', '--code', ' NEW-1'], 'breaks "no spaces before or after'],
+    [['inventory', 'create', '--code', 'NEW-1', '--json-body', `@${join(dir, 'missing.json')}`], 'breaks "a readable file (ENOENT)"'],
+    [['sales', 'list', '--postal-code', 'B1414'], 'field postal_code = "B1414" breaks "integer (digits only)"'],
+    [['sales', 'list', '--offset', '-1'], 'field offset = -1 breaks "integer, 0 or more"'],
+    [['sales', 'list', '--sub-status', 'x', '--pay-method-id', '0'], '--pay-method-id = "0"'],
+    [['sales', 'get', '9', '--from', 'yesterday'], '--from = "yesterday"'],
+    [['sales', 'update', '9', '--operation-status', 'x'], '--operation-status = "x"'],
+    [['sales', 'update', '9', '--json-body', '{"Observations":"x"}'], 'field Observations = "x" breaks "not a field of the sale update"'],
+    [['sales', 'update', '9', '--status', '7'], 'the text of status 7'],
+    [['sales', 'update', '9'], 'at least one change'],
+    [['users', 'update', '1', '--birthday', '1990-13-01'], 'field Birthday = "1990-13-01"'],
+    [['users', 'update', '1', '--json-body', '{"Password":"x"}'], 'field Password = "x" breaks "only sent on creation'],
+    [['users', 'create', '--username', 'a@example.com'], 'field FirstName = undefined'],
+    [['clients', 'create', '--json-body', '@nope.json'], '--json-body'],
+  ])('exits 3 for %j and sends nothing', async (argv, message) => {
+    const run = await store(...argv);
+    expect(run.stderr).toContain(message);
+    expect(run.code).toBe(3);
+    expect(sim.counters().total).toBe(0);
+  });
+
+  it('does not offer --password on a user update (creation only)', async () => {
+    const run = await store('users', 'update', '1', '--password', 'x');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("unknown option '--password'");
+  });
+
+  it('lists sales by sub-status, payment method, document, phone digits, postal code and name, with an offset', async () => {
+    const target = sim.addSale({ Id: 5000, SubStatus: 7, PayMethodId: 3, UserData: { IdNumber: '30999888', Phone: '+54 11 4000-9876', PostalCode: '7600', FirstName: 'Zoë', LastName: 'Quiroga' } });
+    const found = json<Array<{ Id: number }>>(
+      await store('sales', 'list', '--sub-status', '7', '--pay-method-id', '3', '--identification-number', '30999888', '--last-digits-phone', '9876',
+        '--postal-code', '7600', '--full-name', 'zoe quir', '--json'),
+    );
+    expect(found.map((s) => s.Id)).toEqual([target.Id]);
+    const all = json<Array<{ Id: number }>>(await store('sales', 'list', '--json'));
+    const skipped = json<Array<{ Id: number }>>(await store('sales', 'list', '--offset', '100', '--json'));
+    expect(skipped.map((s) => s.Id)).toEqual(all.slice(100).map((s) => s.Id));
+  });
+
+  it('gets a sale with --from/--to', async () => {
+    expect(json<{ Id: number }>(await store('sales', 'get', '9', '--from', '2020-01-01', '--to', '2030-12-31', '--json')).Id).toBe(9);
+  });
+
+  it('updates OperationStatus and Message, reading the sale first and keeping the fields not given', async () => {
+    sim.faults.set({ replacingSalePut: true });
+    const before = { ...sim.state.salesById.get(9)!.sale };
+    const run = await store('sales', 'update', '9', '--operation-status', '5', '--message', 'Listo', '--json-body', '{"TrackingCode":"TN-9"}');
+    expect(run.code).toBe(0);
+    expect(sim.state.salesById.get(9)!.sale).toMatchObject({
+      OperationStatus: 5, Message: 'Listo', TrackingCode: 'TN-9', Status: before.Status, StatusText: before.StatusText, Obeservations: before.Obeservations,
+    });
+    expect(sim.counters().requests).toMatchObject({ 'GET /Api/Sale/{id}': 1, 'PUT /Api/Sale/{id}': 1 });
+  });
+
+  it('searches users without --fields, and creates and updates users from --json-body', async () => {
+    expect(json<unknown[]>(await store('users', 'search', '--json'))).toHaveLength(5);
+    const created = json<{ Id: number }>(
+      await store('users', 'create', '--json-body', '{"Username":"rio@example.com","FirstName":"Río","LastName":"Paz","EMail":"rio@example.com","Password":"P-1"}',
+        '--birthday', '1990-02-28', '--json'),
+    );
+    expect(sim.state.users.get(created.Id)?.user).toMatchObject({ FirstName: 'Río', Birthday: '1990-02-28' });
+    expect((await store('users', 'update', String(created.Id), '--json-body', '{"City":"5000"}', '--ui-lang', 'en')).code).toBe(0);
+    expect(sim.state.users.get(created.Id)?.user).toMatchObject({ City: '5000', UILang: 'en' });
   });
 });

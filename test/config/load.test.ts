@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { loadConfig } from '../../src/config/load.js';
+import { DEFAULT_STATUS_TEXTS } from '../../src/config/schema.js';
 import { ConfigError } from '../../src/errors.js';
 import { redactText } from '../../src/secrets.js';
 
@@ -36,7 +37,8 @@ describe('loadConfig', () => {
     expect(config.http).toEqual({ host: '127.0.0.1', port: 9464 });
     expect(config.inventory.concurrency).toBe(16);
     expect(config.sales.pull.statuses).toEqual([1]);
-    expect(config.sales.ack).toMatchObject({ status: 2, statusText: 'In process', observations: 'ERP order {erpRef}' });
+    expect(config.sales.ack).toMatchObject({ status: 2, observations: 'ERP order {erpRef}' });
+    expect(config.store.statusTexts['2']).toBe('In process');
   });
 
   it('layers the config file over the defaults and environment variables over the file', () => {
@@ -119,5 +121,35 @@ describe('loadConfig', () => {
     const config = loadConfig({ env: {} });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.store.retry)).toBe(true);
+  });
+});
+
+describe('store.statusTexts', () => {
+  it("defaults to the spec's States table", () => {
+    const texts = loadConfig({ env: {} }).store.statusTexts;
+    // config/default.yaml and the schema's defaults agree, and hold the spec's table.
+    expect(texts).toEqual(DEFAULT_STATUS_TEXTS);
+    expect(Object.entries(texts).map(([status, text]) => `${status} ${text}`).sort()).toEqual(
+      ['-1 Rejected', '-2 Cancelled', '0 Pending', '1 Confirmed', '2 In process', '3 Completed', '6 Delivered'],
+    );
+  });
+
+  it('adds the entries of a config file to the defaults, or replaces the text of a status', () => {
+    const config = loadConfig({ env: {}, configFile: file('status-texts.yaml', 'store:\n  statusTexts:\n    7: Retirado en sucursal\n    -2: Cancelada\n') });
+    expect(config.store.statusTexts).toMatchObject({ '7': 'Retirado en sucursal', '-2': 'Cancelada', '3': 'Completed' });
+  });
+
+  it('refuses a key that is not a status and an empty text', () => {
+    const problems = problemsOf(() => loadConfig({ env: {}, overrides: { store: { statusTexts: { shipped: 'Shipped', 4: ' ' } } } }));
+    expect(problems.join('\n')).toMatch(/store\.statusTexts\.shipped.*a sale status \(an integer\) as key/);
+    expect(problems.join('\n')).toMatch(/store\.statusTexts\.4.*a non-empty text/);
+  });
+
+  it('refuses a status storesync may write without a text: an extra fulfillment status, the ack status', () => {
+    const problems = problemsOf(() => loadConfig({ env: {}, overrides: { fulfillment: { statuses: [1, 3, 7] }, sales: { ack: { status: 5 } } } }));
+    expect(problems).toContainEqual(expect.stringMatching(/^fulfillment\.statuses\[2\].*status 7 has no text: add it to store\.statusTexts/));
+    expect(problems).toContainEqual(expect.stringMatching(/^sales\.ack\.status.*status 5 has no text/));
+    // An explicit ack text is enough for the ack status.
+    expect(loadConfig({ env: {}, overrides: { sales: { ack: { status: 5, statusText: 'Tomada' } } } }).sales.ack.statusText).toBe('Tomada');
   });
 });

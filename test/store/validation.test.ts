@@ -81,9 +81,23 @@ describe('validateInventoryUpdate', () => {
       ['SiteId', 'positive integer'],
     ]);
     expect(rulesBroken({ Code: 'A', DepStock: 3, PrecioOriginal: 10.5 })).toEqual([
-      ['PrecioOriginal', 'string'],
+      ['PrecioOriginal', 'a decimal written as text, such as "1234.50"'],
       ['DepStock', 'string'],
     ]);
+  });
+
+  it('takes PrecioOriginal only as a decimal written as text', () => {
+    for (const bad of ['10,50', '1.234,50', 'abc', '', '-3', '10.']) {
+      expect(rulesBroken({ Code: 'A', PrecioOriginal: bad })).toEqual([['PrecioOriginal', 'a decimal written as text, such as "1234.50"']]);
+    }
+    expect(rulesBroken({ Code: 'A', PrecioOriginal: '1234' })).toEqual([]);
+    expect(rulesBroken({ Code: 'A', PrecioOriginal: '1234.5' })).toEqual([]);
+  });
+
+  it('refuses a Code with spaces around it instead of sending it untrimmed (it is the item key)', () => {
+    expect(rulesBroken({ Code: ' SKU-1' })).toEqual([['Code', 'no spaces before or after (the Code is the key of the item)']]);
+    expect(rulesBroken({ Code: 'SKU-1\t' })).toEqual([['Code', 'no spaces before or after (the Code is the key of the item)']]);
+    expect(rulesBroken({ Code: 'SKU 1' })).toEqual([]);
   });
 
   it('refuses an InternalId other than 0 and fields the spec does not have', () => {

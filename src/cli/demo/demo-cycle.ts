@@ -119,11 +119,15 @@ export async function runDemoCycle(ctx: CycleContext): Promise<CycleReport> {
   const acknowledged = new Set(simulator.saleUpdates.map((update) => update.saleId)).size;
 
   const shipped = exported.slice(0, 3);
+  // Sale updates carry the complete structure (an acknowledgement sends the current tracking code too):
+  // only those after this point are the shipments'.
+  const updatesBefore = simulator.saleUpdates.length;
   await writeShipments(folders.shipments, shipped);
   await daemon.fulfillment.poll(ctx.sources.shipments);
   await waitUntil(() => queueIdle(queueOf(daemon.fulfillment, QUEUE_NAMES.fulfillment)), 'the fulfillment queue to drain', timeoutMs);
   const trackingCodes = simulator.saleUpdates
-    .filter((update) => shipped.includes(update.saleId) && typeof update.fields.TrackingCode === 'string')
+    .slice(updatesBefore)
+    .filter((update) => shipped.includes(update.saleId) && typeof update.fields.TrackingCode === 'string' && update.fields.TrackingCode !== '')
     .map((update) => update.fields.TrackingCode as string);
   if (trackingCodes.length === 0) throw new Error('demo: no shipment update reached the store');
 

@@ -121,7 +121,8 @@ function startProgress(handles: DemoHandles, io: CliIo): () => void {
       const items = new Set(handles.simulator.writes.map((write) => write.code)).size;
       const sales = (await exportedSaleIds(handles.folders.sales)).length;
       const updates = handles.simulator.saleUpdates;
-      const shipped = new Set(updates.filter((update) => update.fields.TrackingCode !== undefined).map((update) => update.saleId)).size;
+      // Every sale update carries the current tracking code (the complete structure): shipped = one is set.
+      const shipped = new Set(updates.filter((update) => typeof update.fields.TrackingCode === 'string' && update.fields.TrackingCode !== '').map((update) => update.saleId)).size;
       const line = `${handles.simulator.writes.length} inventory writes (${items} items), ${sales} sales exported, ${updates.length} sale updates (${shipped} shipped)`;
       if (line !== last) io.stdout.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
       last = line;

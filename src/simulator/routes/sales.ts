@@ -20,6 +20,18 @@ const UPDATABLE: Readonly<Record<string, 'number' | 'string'>> = {
 
 const digits = (text: string): string => text.replace(/\D/g, '');
 
+/**
+ * Under `replacingSalePut`, the update fields the body left out, at the value a .NET service binds to a
+ * missing property: 0 for integers (so a missing Status becomes 0, Pending), '' for texts.
+ */
+function emptied(received: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [field, type] of Object.entries(UPDATABLE)) {
+    if (!(field in received)) out[field] = type === 'number' ? 0 : '';
+  }
+  return out;
+}
+
 /** Builds the predicate of the sale list from the query (400 on a malformed parameter). */
 function saleFilter(ctx: SimContext, q: Query): (s: StoredSale) => boolean {
   const statuses = q.list('status').map((v) => {
@@ -107,8 +119,10 @@ async function update(ctx: SimContext, req: RouteRequest): Promise<RouteReply> {
   const refused = successFalse(ctx);
   if (refused) return refused;
   const sale: Sale = stored.sale;
+  const replacing = ctx.faults.current.replacingSalePut;
+  if (replacing) Object.assign(sale, emptied(fields));
   Object.assign(sale, fields);
-  if (fields.Status !== undefined && fields.StatusText === undefined) {
+  if (!replacing && fields.Status !== undefined && fields.StatusText === undefined) {
     sale.StatusText = SALE_STATUSES.find((s) => s.status === sale.Status)?.text ?? sale.StatusText;
   }
   sale.ModificationDate = formatStoreDate(req.now, ctx.timeZone);

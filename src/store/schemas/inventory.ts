@@ -47,6 +47,8 @@ export type InventoryItem = z.infer<typeof inventoryItemSchema>;
 export const INVENTORY_RULES = {
   InternalId: 'always 0',
   Code: 'required non-empty string',
+  CodeSpaces: 'no spaces before or after (the Code is the key of the item)',
+  PrecioOriginal: 'a decimal written as text, such as "1234.50"',
   Stock: 'integer 0 to 999999',
   Price: 'number 0.01 to 999999.99 with at most 2 decimals',
   Taxes: 'percentage 0 to 100',
@@ -80,7 +82,12 @@ const text = z.string(rule(INVENTORY_RULES.string));
  */
 export const inventoryUpdateSchema = z.strictObject({
   InternalId: z.literal(0, rule(INVENTORY_RULES.InternalId)).optional(),
-  Code: z.string(rule(INVENTORY_RULES.Code)).trim().min(1, rule(INVENTORY_RULES.Code)),
+  // Refused rather than trimmed: the Code is the key, and sending " SKU-1" trimmed would update an item
+  // other than the one the caller (or its Redis state) names.
+  Code: z
+    .string(rule(INVENTORY_RULES.Code))
+    .refine((code) => code.trim() !== '', rule(INVENTORY_RULES.Code))
+    .refine((code) => code.trim() === '' || code === code.trim(), rule(INVENTORY_RULES.CodeSpaces)),
   Stock: z
     .number(rule(INVENTORY_RULES.Stock))
     .int(rule(INVENTORY_RULES.Stock))
@@ -98,7 +105,7 @@ export const inventoryUpdateSchema = z.strictObject({
   PriceListId: positiveId.optional(),
   PriceListCode: z.string(rule(INVENTORY_RULES.nullableString)).nullable().optional(),
   PriceMode: z.literal(0, rule(INVENTORY_RULES.PriceMode)).nullable().optional(),
-  PrecioOriginal: text.optional(),
+  PrecioOriginal: z.string(rule(INVENTORY_RULES.PrecioOriginal)).regex(/^\d{1,9}(\.\d{1,6})?$/, rule(INVENTORY_RULES.PrecioOriginal)).optional(),
   DepStock: text.optional(),
   Properties: z
     .array(z.object({ Key: z.string(), Value: z.string() }), rule(INVENTORY_RULES.Properties))

@@ -28,10 +28,20 @@ export const userSchema = z.looseObject({
 });
 export type User = z.infer<typeof userSchema>;
 
-/** Writable fields of a user (the service sets the login and creation fields). */
+/** True for a real calendar day written YYYY-MM-DD, optionally with a time and no zone. */
+function isDate(text: string): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d{1,7})?)?)?$/.exec(text);
+  if (!match) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+const BIRTHDAY_RULE = 'a date as YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS (ISO 8601 without zone)';
+
+/** Writable fields of a user (the service sets Id, the login and creation fields; Password is for creation). */
 const userWriteFields = {
   Username: z.string().optional(),
-  Password: z.string().optional(),
   SiteId: z.number().int().positive().optional(),
   FirstName: z.string().optional(),
   LastName: z.string().optional(),
@@ -51,13 +61,14 @@ const userWriteFields = {
   PriceListId: z.number().int().optional(),
   InternalCode: z.string().optional(),
   ExternalLoginCode: z.string().nullable().optional(),
-  Birthday: z.string().optional(),
+  Birthday: z.string(rule(BIRTHDAY_RULE)).refine(isDate, rule(BIRTHDAY_RULE)).nullable().optional(),
   Preferences: z.array(z.unknown()).optional(),
 };
 
-/** Body of `POST /Api/User`: Username, FirstName, LastName, EMail and Password are required. */
+/** Body of `POST /Api/User`: Username, FirstName, LastName, EMail and Password are required; unknown or
+ * service-set fields (Id, CreationDate, login dates and IPs) are refused. */
 const required = z.string(rule('required non-empty string')).trim().min(1, rule('required non-empty string'));
-export const userCreateSchema = z.looseObject({
+export const userCreateSchema = z.strictObject({
   ...userWriteFields,
   Username: required,
   FirstName: required,
@@ -67,9 +78,13 @@ export const userCreateSchema = z.looseObject({
 });
 export type UserCreate = z.infer<typeof userCreateSchema>;
 
-/** Body of `PUT /Api/User/{id}`: `Id` is required; only the fields sent change. */
-export const userUpdateSchema = z.looseObject({
+/**
+ * Body of `PUT /Api/User/{id}`: `Id` is required; only the fields sent change. `Password` is refused: the
+ * spec uses it "only on creation", so sending it would at best be ignored and at worst leak it.
+ */
+export const userUpdateSchema = z.strictObject({
   ...userWriteFields,
+  Password: z.undefined(rule('only sent on creation (the spec: "Only used on creation")')).optional(),
   Id: z.number(rule('required positive integer')).int(rule('required positive integer')).positive(rule('required positive integer')),
 });
 export type UserUpdate = z.infer<typeof userUpdateSchema>;

@@ -39,7 +39,9 @@ export async function applyFulfillment(rt: FulfillmentRuntime, data: Fulfillment
   if (plan.action === 'refuse') throw refuse(rt, data, plan.issue);
   if (plan.action === 'send') {
     try {
-      await rt.store.sales.update(data.saleId, { Id: data.saleId, ...data.update }, call);
+      // The complete update structure, built on the sale read above: a store that replaces instead of
+      // merging keeps the observations and message the shipment does not touch.
+      await rt.store.sales.change(data.saleId, data.update, { ...call, current: sale });
     } catch (error) {
       throw withContext(error, `sale ${data.saleId}: update not accepted`);
     }

@@ -5,8 +5,8 @@
  * record is covered by the sink's idempotency (same key, same file, same Idempotency-Key).
  */
 import { storeInstant } from '../../erp/sinks/sale-rows.js';
-import type { Sale, SaleUpdate } from '../../store/schemas/index.js';
-import { ackPayload } from './ack.js';
+import type { Sale } from '../../store/schemas/index.js';
+import { ackChange } from './ack.js';
 import { withContext } from './job-errors.js';
 import type { SalesRuntime } from './runtime.js';
 import type { SaleKey } from './sale-state.js';
@@ -18,11 +18,6 @@ export interface ExportRunOptions {
   force?: boolean;
   /** Attempts inside the store client (1 in BullMQ workers, which retry with their own backoff). */
   attempts?: number;
-}
-
-/** True when the sale already holds every field of the acknowledgement. */
-function carries(sale: Sale, payload: SaleUpdate): boolean {
-  return Object.entries(payload).every(([field, value]) => (sale as Record<string, unknown>)[field] === value);
 }
 
 /** Refreshes the age of the oldest sale not yet acknowledged. */
@@ -41,7 +36,6 @@ export async function exportSale(rt: SalesRuntime, key: SaleKey, options: Export
 
   let erpRef = record?.erpRef;
   let createdAt: number | null = null;
-  let sale: Sale | undefined;
   const readSale = async (): Promise<Sale> => {
     try {
       return await rt.store.sales.get(key.saleId, {}, call);
@@ -50,7 +44,7 @@ export async function exportSale(rt: SalesRuntime, key: SaleKey, options: Export
     }
   };
   if (!record || options.force) {
-    sale = await readSale();
+    const sale = await readSale();
     createdAt = storeInstant(sale.CreationDate, rt.config.store.timeZone)?.getTime() ?? null;
     const result = await rt.sink.export(sale, key.siteId);
     erpRef = result.erpRef;
@@ -68,22 +62,20 @@ export async function exportSale(rt: SalesRuntime, key: SaleKey, options: Export
     await updatePendingGauge(rt);
     return outcome;
   }
-  let payload = ackPayload(rt.config.sales.ack, key.saleId, key.siteId, erpRef);
-  let acknowledgedBefore = false;
-  if (record?.state === 'exported') {
-    // Exported by an earlier run, which may have died after the store took the acknowledgement but
-    // before it was recorded: the store's sale says whether it did. Meanwhile the sale may also have
-    // moved on (a shipment, an operator): its status is then kept and only the observation is written.
-    const current = sale ?? (await readSale());
-    if (!rt.config.sales.pull.statuses.includes(current.Status ?? NaN) && current.Status !== payload.Status) {
-      const { Status: _status, StatusText: _text, ...rest } = payload;
-      payload = rest;
-    }
-    acknowledgedBefore = carries(current, payload);
-  }
-  if (!acknowledgedBefore) {
+  // Read again right before the write, even after this run's export read it: the complete update
+  // structure carries the current tracking code, observations and message, and a shipment may have
+  // changed them while the ERP took the sale. The same read tells whether an earlier run, killed after
+  // the store took the acknowledgement but before it was recorded, already wrote it (an empty change).
+  const current = await readSale();
+  const change = ackChange(rt.config.sales.ack, current, {
+    saleId: key.saleId,
+    siteId: key.siteId,
+    erpRef,
+    pulledStatuses: rt.config.sales.pull.statuses,
+  });
+  if (Object.keys(change).length > 0) {
     try {
-      await rt.store.sales.update(key.saleId, payload, call);
+      await rt.store.sales.change(key.saleId, change, { ...call, current });
     } catch (error) {
       throw withContext(error, `${label}: exported as ${erpRef} but not acknowledged`);
     }

@@ -66,7 +66,8 @@ describe('fulfillment flow', () => {
     const done = f.events.next('fulfillment:job:done');
     expect(await f.poll('shipments')).toMatchObject({ read: 1, rejected: 0, queued: 1 });
     expect(await done).toEqual({ saleId: 11, outcome: 'updated', changed: ['Status', 'TrackingCode'] });
-    expect(updatesBySale(h.sim).get(11)).toEqual([{ Status: 3, TrackingCode: 'TN123456789AR' }]);
+    // The complete update structure: the status with its text, and the sale's other fields as they were.
+    expect(updatesBySale(h.sim).get(11)).toEqual([expect.objectContaining({ Status: 3, StatusText: 'Completed', TrackingCode: 'TN123456789AR', Message: expect.any(String) })]);
     expect(await readdir(dir)).toEqual(['processed']);
   });
 
@@ -76,7 +77,7 @@ describe('fulfillment flow', () => {
     const done = f.events.next('fulfillment:job:done');
     expect(await f.poll('shipments')).toMatchObject({ read: 2, queued: 1 });
     await done;
-    expect(updatesBySale(h.sim).get(12)).toEqual([{ Status: 6, TrackingCode: 'TN1' }]);
+    expect(updatesBySale(h.sim).get(12)).toEqual([expect.objectContaining({ Status: 6, StatusText: 'Delivered', TrackingCode: 'TN1' })]);
   });
 
   it('sends the same update only once, whether it arrives twice or is applied again by hand', async () => {
@@ -136,14 +137,18 @@ describe('fulfillment flow', () => {
 
     expect(await updateSale(h.deps, 13, { TrackingCode: 'TN9' })).toMatchObject({ outcome: 'updated', changed: ['TrackingCode'] });
     expect(await updateSale(h.deps, 13, { Status: 3 }, { force: true })).toMatchObject({ outcome: 'updated', changed: ['Status'] });
-    expect(updatesBySale(h.sim).get(13)).toEqual([{ TrackingCode: 'TN9' }, { Status: 3 }]);
+    expect(updatesBySale(h.sim).get(13)).toEqual([
+      expect.objectContaining({ Status: 6, StatusText: 'Entregada', TrackingCode: 'TN9' }),
+      expect.objectContaining({ Status: 3, StatusText: 'Completed', TrackingCode: 'TN9' }),
+    ]);
   });
 
   it('honours a store with custom statuses through fulfillment.statuses', async () => {
     await h.close();
-    h = await startHarness({ config: { fulfillment: { statuses: [0, 1, 2, 3, 6, 7, -1, -2] } } });
+    h = await startHarness({ config: { store: { statusTexts: { 7: 'Retirado en sucursal' } }, fulfillment: { statuses: [0, 1, 2, 3, 6, 7, -1, -2] } } });
     h.sim.addSale({ Id: 21, SiteId: 1, Status: 3, CreationDate: h.storeDate(5) });
-    expect(await updateSale(h.deps, 21, { Status: 7, StatusText: 'Retirado en sucursal' })).toMatchObject({ outcome: 'updated' });
+    expect(await updateSale(h.deps, 21, { Status: 7 })).toMatchObject({ outcome: 'updated' });
+    expect(h.sim.state.salesById.get(21)!.sale).toMatchObject({ Status: 7, StatusText: 'Retirado en sucursal' });
   });
 
   it('resolves ExternalReference and SiteId to the sale id and skips an update older than the one applied', async () => {
@@ -177,7 +182,7 @@ describe('fulfillment flow', () => {
 
       expect(await applyFulfillment(rt, { saleId: 12, update: { Status: 3 }, version: 30 })).toMatchObject({ outcome: 'updated' });
       expect(await applyFulfillment(rt, { saleId: 12, update: { Status: 2 }, version: 25 })).toMatchObject({ outcome: 'stale' });
-      expect(updatesBySale(h.sim).get(12)).toEqual([{ Status: 3 }]);
+      expect(updatesBySale(h.sim).get(12)).toEqual([expect.objectContaining({ Status: 3, StatusText: 'Completed' })]);
     } finally {
       await rt.close();
     }
