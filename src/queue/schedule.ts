@@ -1,9 +1,8 @@
 /**
- * The producers' cron tasks (node-cron v4), shared by every flow. Each task is `distributed` through a
- * Redis run coordinator, so with several daemon instances each tick runs on one of them; `noOverlap`
- * keeps a slow run from stacking with the next tick on the same instance; and a Redis run lock keeps
- * it from overlapping a run still going on another instance (a poll slower than its interval).
- * Stopping waits for the runs in flight.
+ * The producers' scheduled runs, shared by every flow. node-cron (v4) only says when a tick is due on
+ * this instance's clock; whether it runs is decided in Redis by the `TickLock` (see tick-lock.ts): each
+ * tick runs on one instance, and never while the previous run of the same task is still going on any
+ * instance. Stopping aborts and awaits the runs in flight.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -11,43 +10,42 @@ import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import { createTask, type ScheduledTask } from 'node-cron';
 
+import { TypedEmitter } from '../events.js';
 import type { Logger } from '../log.js';
-import { stateKey } from './connection.js';
-import { RedisRunCoordinator } from './run-coordinator.js';
-
-/** How long a run lock lives without renewal; it is renewed while the run goes on. */
-const RUN_LOCK_MS = 60_000;
+import { RUN_LEASE_MS, TickLock } from './tick-lock.js';
 
 /** One scheduled task: `run` gets a signal aborted when the schedule stops. */
 export interface ScheduledRun {
-  /** Unique across instances (it keys the coordination locks): `inventory:poll:erp`. */
+  /** Unique across instances (it keys the coordination in Redis): `inventory:poll:erp`. */
   name: string;
   expression: string;
   run: (signal: AbortSignal) => Promise<void>;
 }
 
-/** Running cron tasks. */
-export interface Schedule {
-  /** Stops the tasks, aborts and awaits the runs in flight. */
-  stop(): Promise<void>;
+/**
+ * What became of one tick: `ran` here, `claimed` by another instance, skipped as `busy` (the previous
+ * run still going), or `failed` (the run threw, or Redis could not be asked).
+ */
+export interface TickOutcome {
+  task: string;
+  /** The tick's own fire time (ms), the same on every instance. */
+  fireTime: number;
+  outcome: 'ran' | 'claimed' | 'busy' | 'failed';
+  error?: Error;
 }
 
-/** Deletes the lock only if it is still ours. */
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-/** Extends the lock only if it is still ours. */
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+/** Events of a schedule. */
+export interface ScheduleEvents extends Record<string, unknown> {
+  'schedule:tick': TickOutcome;
+}
 
-/** Runs `fn` under a Redis lock named `name`, or skips it (returns false) when another instance holds it. */
-async function withRunLock(redis: Redis, key: string, owner: string, fn: () => Promise<void>): Promise<boolean> {
-  if ((await redis.set(key, owner, 'PX', RUN_LOCK_MS, 'NX')) !== 'OK') return false;
-  const renew = setInterval(() => void redis.eval(RENEW, 1, key, owner, RUN_LOCK_MS).catch(() => undefined), RUN_LOCK_MS / 3);
-  try {
-    await fn();
-  } finally {
-    clearInterval(renew);
-    await redis.eval(RELEASE, 1, key, owner).catch(() => undefined);
-  }
-  return true;
+/** Running cron tasks. */
+export interface Schedule {
+  readonly events: TypedEmitter<ScheduleEvents>;
+  /** Handles `task`'s tick of `fireTime` now, exactly as its cron firing would; resolves when it is done. */
+  fire(task: string, fireTime: number): Promise<TickOutcome>;
+  /** Stops the tasks, aborts and awaits the runs in flight. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -55,24 +53,55 @@ async function withRunLock(redis: Redis, key: string, owner: string, fn: () => P
  * logged here as a last resort so that it never becomes an unhandled rejection.
  */
 export async function startSchedule(redis: Redis, prefix: string, runs: readonly ScheduledRun[], logger: Logger): Promise<Schedule> {
-  const owner = `${hostname()}:${randomUUID()}`;
-  const coordinator = new RedisRunCoordinator({ redis, prefix, owner });
+  const lock = new TickLock(redis, prefix, `${hostname()}:${randomUUID()}`);
+  const events = new TypedEmitter<ScheduleEvents>();
   const stopping = new AbortController();
-  const inFlight = new Set<Promise<void>>();
+  const inFlight = new Set<Promise<TickOutcome>>();
+  const byName = new Map(runs.map((entry) => [entry.name, entry]));
+
+  const handle = async ({ name, run }: ScheduledRun, fireTime: number): Promise<TickOutcome> => {
+    const outcome = (result: TickOutcome['outcome'], error?: Error): TickOutcome => ({ task: name, fireTime, outcome: result, ...(error ? { error } : {}) });
+    let claim;
+    try {
+      claim = await lock.claim(name, fireTime);
+    } catch (error) {
+      logger.error({ task: name, err: (error as Error).message }, 'cannot claim a scheduled tick (Redis); skipped');
+      return outcome('failed', error as Error);
+    }
+    if (claim === 'claimed') return outcome('claimed');
+    if (claim === 'busy') {
+      logger.debug({ task: name }, 'skipped a tick: the previous run is still going');
+      return outcome('busy');
+    }
+    const renew = setInterval(() => void lock.renew(name).catch(() => undefined), RUN_LEASE_MS / 3);
+    try {
+      await run(stopping.signal);
+      return outcome('ran');
+    } catch (error) {
+      logger.error({ task: name, err: (error as Error).message }, 'scheduled run failed');
+      return outcome('failed', error as Error);
+    } finally {
+      clearInterval(renew);
+      await lock.release(name).catch(() => undefined);
+    }
+  };
+  const fire = (task: string, fireTime: number): Promise<TickOutcome> => {
+    const entry = byName.get(task);
+    if (!entry) return Promise.reject(new Error(`no scheduled task "${task}"`));
+    const running = handle(entry, fireTime).then((result) => {
+      events.emit('schedule:tick', result);
+      return result;
+    });
+    inFlight.add(running);
+    void running.finally(() => inFlight.delete(running));
+    return running;
+  };
+
   const tasks: ScheduledTask[] = [];
   try {
-    for (const { name, expression, run } of runs) {
-      const execute = (): Promise<void> => {
-        const running = withRunLock(redis, stateKey(prefix, 'cron-running', name), owner, () => run(stopping.signal))
-          .then((ran) => {
-            if (!ran) logger.debug({ task: name }, 'skipped a tick: the previous run is still going on another instance');
-          })
-          .catch((error: unknown) => logger.error({ task: name, err: (error as Error).message }, 'scheduled run failed'))
-          .finally(() => inFlight.delete(running));
-        inFlight.add(running);
-        return running;
-      };
-      tasks.push(createTask(expression, execute, { name, noOverlap: true, distributed: true, runCoordinator: coordinator }));
+    for (const { name, expression } of runs) {
+      // The tick's scheduled time names it on every instance, whatever the clocks' drift.
+      tasks.push(createTaskNamed(name, expression, (fireTime) => fire(name, fireTime)));
     }
     await Promise.all(tasks.map((task) => task.start()));
   } catch (error) {
@@ -81,10 +110,21 @@ export async function startSchedule(redis: Redis, prefix: string, runs: readonly
     throw error;
   }
   return {
+    events,
+    fire,
     async stop() {
       await Promise.all(tasks.map((task) => task.destroy()));
       stopping.abort();
       await Promise.allSettled([...inFlight]);
     },
   };
+}
+
+/** A node-cron task calling `tick` with each tick's scheduled time (not the moment the callback runs). */
+function createTaskNamed(name: string, expression: string, tick: (fireTime: number) => Promise<unknown>): ScheduledTask {
+  try {
+    return createTask(expression, (ctx) => tick(ctx.date.getTime()).then(() => undefined), { name });
+  } catch (error) {
+    throw new Error(`scheduled task ${name}: "${expression}" is not a cron expression (${(error as Error).message})`, { cause: error });
+  }
 }

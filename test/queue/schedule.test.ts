@@ -2,69 +2,153 @@ import { randomUUID } from 'node:crypto';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { createLogger } from '../../src/log.js';
+import { createLogger, silentLogger } from '../../src/log.js';
 import { createRedis } from '../../src/queue/connection.js';
-import { startSchedule } from '../../src/queue/schedule.js';
-import { deleteKeys, waitFor } from './redis-helpers.js';
+import { type ScheduledRun, startSchedule } from '../../src/queue/schedule.js';
+import { deleteKeys } from './redis-helpers.js';
 
 const redis = createRedis('redis://127.0.0.1:6379/0');
 const prefix = `test-${randomUUID()}`;
+/** A cron expression that never fires during a test (midnight of January 1st): ticks are fired by hand. */
+const NEVER = '0 0 0 1 1 *';
+const T0 = Date.UTC(2030, 0, 1);
 
 afterAll(async () => {
   await deleteKeys(redis, prefix);
   await redis.quit();
 });
 
+/** A task whose runs wait until released, counting how many run at once. */
+function slowTask(name: string) {
+  const state = { runs: 0, running: 0, maxRunning: 0, release: (): void => undefined, started: Promise.resolve() };
+  let gate = Promise.resolve();
+  let onStart = (): void => undefined;
+  const arm = () => {
+    gate = new Promise<void>((resolve) => (state.release = resolve));
+    state.started = new Promise<void>((resolve) => (onStart = resolve));
+  };
+  arm();
+  const task: ScheduledRun = {
+    name,
+    expression: NEVER,
+    run: async () => {
+      state.runs += 1;
+      state.running += 1;
+      state.maxRunning = Math.max(state.maxRunning, state.running);
+      onStart();
+      await gate;
+      state.running -= 1;
+    },
+  };
+  return { task, state, arm };
+}
+
 describe('startSchedule', () => {
-  it('never runs a task on two instances at once when a run outlasts its interval', async () => {
-    const lines: string[] = [];
-    const logger = createLogger({ level: 'debug', destination: { write: (line: string) => lines.push(line) } });
-    let running = 0;
-    let maxRunning = 0;
+  it('runs a tick fired on two instances on exactly one of them', async () => {
     let runs = 0;
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const task = {
-      name: 'slow-poll',
-      expression: '*/1 * * * * *',
-      run: async () => {
-        runs += 1;
-        running += 1;
-        maxRunning = Math.max(maxRunning, running);
-        await released;
-        running -= 1;
-      },
-    };
-    // Two instances: each tick is elected once, and the run lock keeps the next tick's winner out.
-    const a = await startSchedule(redis, prefix, [task], logger);
-    const b = await startSchedule(redis, prefix, [task], logger);
+    const task: ScheduledRun = { name: `once-${randomUUID()}`, expression: NEVER, run: async () => void (runs += 1) };
+    const a = await startSchedule(redis, prefix, [task], silentLogger());
+    const b = await startSchedule(redis, prefix, [task], silentLogger());
     try {
-      await waitFor(() => lines.some((line) => line.includes('the previous run is still going on another instance')) || null, {
-        message: 'a skipped tick',
-      });
+      const outcomes = await Promise.all([a.fire(task.name, T0), b.fire(task.name, T0)]);
+      expect(outcomes.map((o) => o.outcome).sort()).toEqual(['claimed', 'ran']);
       expect(runs).toBe(1);
-      release();
-      await waitFor(() => runs >= 2 || null, { message: 'a run after the lock was released' });
-      expect(maxRunning).toBe(1);
+      // An instance whose clock lags reaches the same tick after the run ended: it does not repeat it.
+      expect((await b.fire(task.name, T0)).outcome).toBe('claimed');
+      expect(runs).toBe(1);
     } finally {
-      release();
       await Promise.all([a.stop(), b.stop()]);
     }
   });
 
-  it('logs a run that throws instead of leaving an unhandled rejection', async () => {
-    const lines: string[] = [];
-    const logger = createLogger({ level: 'error', destination: { write: (line: string) => lines.push(line) } });
-    const schedule = await startSchedule(
-      redis,
-      prefix,
-      [{ name: 'throws', expression: '*/1 * * * * *', run: () => Promise.reject(new Error('source exploded')) }],
-      logger,
-    );
+  it('skips the next ticks on every instance while a slow run goes on, and runs again once it ended', async () => {
+    const { task, state, arm } = slowTask(`slow-${randomUUID()}`);
+    const a = await startSchedule(redis, prefix, [task], silentLogger());
+    const b = await startSchedule(redis, prefix, [task], silentLogger());
     try {
-      await waitFor(() => lines.some((line) => line.includes('source exploded')) || null, { message: 'the logged failure' });
+      const first = a.fire(task.name, T0);
+      await state.started;
+      expect(await b.fire(task.name, T0 + 1000)).toMatchObject({ outcome: 'busy' });
+      expect(await a.fire(task.name, T0 + 2000)).toMatchObject({ outcome: 'busy' });
+      state.release();
+      expect(await first).toMatchObject({ outcome: 'ran', fireTime: T0 });
+      arm();
+      const next = b.fire(task.name, T0 + 3000);
+      await state.started;
+      state.release();
+      expect(await next).toMatchObject({ outcome: 'ran' });
+      expect(state).toMatchObject({ runs: 2, maxRunning: 1 });
+    } finally {
+      state.release();
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('fires on its cron expression, naming the tick by its scheduled time', async () => {
+    let runs = 0;
+    const schedule = await startSchedule(redis, prefix, [{ name: `cron-${randomUUID()}`, expression: '* * * * * *', run: async () => void (runs += 1) }], silentLogger());
+    try {
+      const tick = await schedule.events.next('schedule:tick');
+      expect(tick.outcome).toBe('ran');
+      expect(tick.fireTime % 1000).toBe(0);
+      expect(runs).toBeGreaterThanOrEqual(1);
     } finally {
       await schedule.stop();
     }
+  });
+
+  it('logs a run that throws instead of leaving an unhandled rejection, and releases its lock', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'error', destination: { write: (line: string) => lines.push(line) } });
+    const name = `throws-${randomUUID()}`;
+    const schedule = await startSchedule(redis, prefix, [{ name, expression: NEVER, run: () => Promise.reject(new Error('source exploded')) }], logger);
+    try {
+      const outcome = await schedule.fire(name, T0);
+      expect(outcome.outcome).toBe('failed');
+      expect(outcome.error?.message).toBe('source exploded');
+      expect(lines.some((line) => line.includes('source exploded'))).toBe(true);
+      expect(await redis.exists(`${prefix}:state:cron:run:${name}`)).toBe(0);
+      expect((await schedule.fire(name, T0 + 1000)).outcome).toBe('failed');
+    } finally {
+      await schedule.stop();
+    }
+  });
+
+  it('aborts and awaits the run in flight when stopped', async () => {
+    const name = `stop-${randomUUID()}`;
+    let sawAbort = false;
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const schedule = await startSchedule(
+      redis,
+      prefix,
+      [
+        {
+          name,
+          expression: NEVER,
+          run: (signal) =>
+            new Promise<void>((resolve) => {
+              started();
+              signal.addEventListener('abort', () => {
+                sawAbort = true;
+                resolve();
+              });
+            }),
+        },
+      ],
+      silentLogger(),
+    );
+    const tick = schedule.fire(name, T0);
+    await running;
+    await schedule.stop();
+    expect(sawAbort).toBe(true);
+    expect(await tick).toMatchObject({ outcome: 'ran' });
+    expect(await redis.exists(`${prefix}:state:cron:run:${name}`)).toBe(0);
+  });
+
+  it('rejects an invalid cron expression', async () => {
+    await expect(startSchedule(redis, prefix, [{ name: 'bad', expression: 'every minute', run: async () => undefined }], silentLogger())).rejects.toThrow(
+      'scheduled task bad: "every minute" is not a cron expression',
+    );
   });
 });

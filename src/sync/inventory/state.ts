@@ -14,6 +14,7 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 
 import { stateKey } from '../../queue/connection.js';
+import { RELEASE_IF_OWNER } from '../../queue/redis-lock.js';
 import { SourceCursors } from '../drain-source.js';
 import type { PendingEntry } from './types.js';
 
@@ -70,14 +71,6 @@ end
 return 0
 `;
 
-/** Deletes the lock only if this owner still holds it (an expired lock may belong to another worker now). */
-const UNLOCK = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-`;
-
 interface ScriptCommands {
   invMerge(pendingKey: string, ...fieldAndJson: string[]): Promise<number>;
   invSettle(pendingKey: string, appliedKey: string, ackedKey: string, ...args: string[]): Promise<number>;
@@ -120,7 +113,8 @@ export class InventoryState {
     redis.defineCommand('invMerge', { numberOfKeys: 1, lua: MERGE });
     redis.defineCommand('invSettle', { numberOfKeys: 3, lua: SETTLE });
     redis.defineCommand('invLock', { numberOfKeys: 1, lua: LOCK });
-    redis.defineCommand('invUnlock', { numberOfKeys: 1, lua: UNLOCK });
+    // Deletes the lock only if this owner still holds it (an expired lock may belong to another worker now).
+    redis.defineCommand('invUnlock', { numberOfKeys: 1, lua: RELEASE_IF_OWNER });
   }
 
   #key(kind: 'pending' | 'applied' | 'acked' | 'lock', sku: string): string {
