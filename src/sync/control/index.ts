@@ -1,14 +1,15 @@
 /**
  * The control flow: a `control` queue whose jobs start a resync (inventory reconcile, of every item
  * or listed SKUs, possibly dry; or a sales re-pull for a date window). Jobs come from the dashboard's
- * Add-job form and from `POST /admin/resync/...`; the worker role processes them.
+ * Add-job form and from `POST /admin/resync/...`; the worker role processes them. Started and stopped
+ * by the flow lifecycle (../lifecycle.ts), like the data flows.
  */
 import { Queue, type Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 
 import { QUEUE_NAMES } from '../../queue/connection.js';
-import { closeWorkerWithin } from '../../queue/worker-shutdown.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
+import { type LifecycleRuntime, startFlow } from '../lifecycle.js';
+import { closeConnection } from '../runtime.js';
 import type { ControlActions } from './actions.js';
 import { type ControlJobData, controlJobName } from './job-data.js';
 import { createControlWorker } from './worker.js';
@@ -26,56 +27,67 @@ export interface ControlFlow extends Flow {
   enqueue(data: ControlJobData): Promise<string>;
 }
 
+/** The control flow's runtime: its connection and its queue. */
+interface ControlRuntime extends LifecycleRuntime {
+  readonly queue: Queue;
+}
+
 /** Starts the control queue, and its worker unless the role is `producer`. */
 export async function startControlFlow(deps: FlowDeps, options: { role: Role; actions: ControlActions }): Promise<ControlFlow> {
   const { config } = deps;
-  const logger = deps.logger.child({ component: 'control' });
-  const connections: Redis[] = [deps.connect()];
-  const queue = new Queue(QUEUE_NAMES.control, {
-    connection: connections[0] as Redis,
-    prefix: config.redis.prefix,
-    defaultJobOptions: {
-      // A resync is an admin decision: when it fails, the admin sees why and retries from the dashboard.
-      attempts: 1,
-      removeOnComplete: config.queue.removeOnComplete,
-      removeOnFail: config.queue.removeOnFail,
+  const flow = await startFlow<ControlRuntime>({
+    role: options.role,
+    openRuntime: () => {
+      const logger = deps.logger.child({ component: 'control' });
+      const redis = deps.connect();
+      const queue = new Queue(QUEUE_NAMES.control, {
+        connection: redis,
+        prefix: config.redis.prefix,
+        defaultJobOptions: {
+          // A resync is an admin decision: when it fails, the admin sees why and retries from the dashboard.
+          attempts: 1,
+          removeOnComplete: config.queue.removeOnComplete,
+          removeOnFail: config.queue.removeOnFail,
+        },
+      });
+      queue.on('error', (error) => logger.debug({ err: error }, 'control queue error'));
+      return {
+        config,
+        logger,
+        redis,
+        connect: deps.connect,
+        queue,
+        async close() {
+          await queue.close();
+          await closeConnection(redis);
+        },
+      };
     },
-  });
-  queue.on('error', (error) => logger.debug({ err: error }, 'control queue error'));
-
-  const workers: Worker[] = [];
-  if (options.role !== 'producer') {
-    const connection = deps.connect();
-    connections.push(connection);
-    workers.push(
+    worker: (rt, connection) =>
       createControlWorker({
         connection,
         prefix: config.redis.prefix,
         queueName: QUEUE_NAMES.control,
         actions: options.actions,
-        logger,
+        logger: rt.logger,
         metrics: deps.metrics,
         removeOnComplete: config.queue.removeOnComplete,
         removeOnFail: config.queue.removeOnFail,
         ...(deps.now ? { now: deps.now } : {}),
       }),
-    );
-  }
+  });
+  const { queue } = flow.rt;
 
   return {
     name: 'control',
     queues: [queue],
     queue,
-    workers,
+    workers: flow.workers,
     async enqueue(data) {
       const job = await queue.add(controlJobName(data), data);
       if (job.id === undefined) throw new Error('BullMQ returned a job without an id');
       return job.id;
     },
-    async close(timeoutMs = config.shutdown.timeoutMs) {
-      await Promise.all(workers.map((worker) => closeWorkerWithin(worker, timeoutMs, logger)));
-      await queue.close();
-      for (const connection of connections) connection.disconnect();
-    },
+    close: flow.close,
   };
 }

@@ -1,20 +1,19 @@
 /**
  * The fulfillment flow, ERP → store: the producer role polls each shipment source on its schedule and
- * queues the updates; the worker role applies them to the store's sales through the guard. Also
- * `updateSale`, the same guarded update for one sale outside the queue (CLI `storesync sales fulfil`).
+ * queues the updates; the worker role applies them to the store's sales through the guard. Started and
+ * stopped by the flow lifecycle (../lifecycle.ts). Also `updateSale`, the same guarded update for one
+ * sale outside the queue (CLI `storesync sales fulfil`).
  */
 import type { Worker } from 'bullmq';
 
 import { FULFILLMENT_FIELDS } from '../../erp/fields.js';
 import { createSource } from '../../erp/index.js';
-import type { ChangeSource, Cursor } from '../../erp/types.js';
 import type { TypedEmitter } from '../../events.js';
-import { startSchedule } from '../../queue/schedule.js';
-import { closeWorkerWithin } from '../../queue/worker-shutdown.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
+import { type PolledSource, polledSource, pollRuns, startFlow } from '../lifecycle.js';
 import { applyFulfillment } from './apply-update.js';
 import { pollFulfillmentSource } from './producer.js';
-import { openFulfillmentRuntime } from './runtime.js';
+import { type FulfillmentRuntime, openFulfillmentRuntime } from './runtime.js';
 import type { FulfillmentEvents, FulfillmentPollReport, FulfillmentResult, FulfillmentUpdate } from './types.js';
 import { startFulfillmentWorker } from './worker.js';
 
@@ -29,64 +28,33 @@ export interface FulfillmentFlow extends Flow {
 
 /** Starts the producer (a cron task per enabled source), the worker, or both, as `role` says. */
 export async function startFulfillmentFlow(deps: FlowDeps, { role }: { role: Role }): Promise<FulfillmentFlow> {
-  const rt = openFulfillmentRuntime(deps);
-  const { config } = deps;
-  const configs = role === 'worker' ? [] : config.fulfillment.sources.filter((source) => source.enabled);
-  const sources = new Map<string, { source: ChangeSource; limit: number; initialCursor: Cursor }>();
-  try {
-    for (const sourceConfig of configs) {
-      sources.set(sourceConfig.name, {
-        source: createSource(sourceConfig, { fields: FULFILLMENT_FIELDS, logger: rt.logger, now: rt.now }),
-        limit: sourceConfig.limit,
-        // CSV sources have no initial cursor: they read whatever files are in their folder.
-        initialCursor: 'initialCursor' in sourceConfig ? sourceConfig.initialCursor : null,
-      });
-    }
-  } catch (error) {
-    await Promise.allSettled([...sources.values()].map((entry) => entry.source.close()));
-    await rt.close();
-    throw error;
-  }
-  const poll = async (name: string): Promise<FulfillmentPollReport> => {
-    const entry = sources.get(name);
-    if (!entry) throw new Error(`fulfillment source "${name}" is not polled by this instance`);
-    return pollFulfillmentSource(rt, entry.source, { limit: entry.limit, initialCursor: entry.initialCursor });
+  const pollWith = (rt: FulfillmentRuntime, sources: ReadonlyMap<string, PolledSource>) => (name: string): Promise<FulfillmentPollReport> => {
+    const { source, limit, initialCursor } = polledSource('fulfillment', sources, name);
+    return pollFulfillmentSource(rt, source, { limit, initialCursor });
   };
-
-  const schedule = await startSchedule(
-    rt.redis,
-    config.redis.prefix,
-    configs.map((sourceConfig) => ({
-      name: `fulfillment:poll:${sourceConfig.name}`,
-      expression: sourceConfig.schedule,
-      run: () =>
-        poll(sourceConfig.name).then(
-          () => undefined,
-          (error: Error) => {
-            rt.logger.error({ source: sourceConfig.name, err: error.message }, 'fulfillment poll failed; the cursor did not move');
-            rt.events.emit('fulfillment:poll:failed', { source: sourceConfig.name, error });
-          },
-        ),
-    })),
-    rt.logger,
-  );
-  const workerConnection = role === 'producer' ? undefined : deps.connect();
-  const worker = workerConnection && startFulfillmentWorker(rt, workerConnection);
-  rt.logger.info({ role, sources: [...sources.keys()] }, 'fulfillment flow started');
+  const flow = await startFlow<FulfillmentRuntime>({
+    role,
+    openRuntime: () => openFulfillmentRuntime(deps),
+    sources: {
+      configs: deps.config.fulfillment.sources.filter((source) => source.enabled),
+      open: (sourceConfig, rt) => createSource(sourceConfig, { fields: FULFILLMENT_FIELDS, logger: rt.logger, now: rt.now }),
+    },
+    worker: (rt, connection) => startFulfillmentWorker(rt, connection),
+    schedule: (rt, sources) =>
+      pollRuns('fulfillment', sources, pollWith(rt, sources), (source, error) => {
+        rt.logger.error({ source, err: error.message }, 'fulfillment poll failed; the cursor did not move');
+        rt.events.emit('fulfillment:poll:failed', { source, error });
+      }),
+  });
+  flow.rt.logger.info({ role, sources: [...flow.sources.keys()] }, 'fulfillment flow started');
 
   return {
     name: 'fulfillment',
-    queues: [rt.queue],
-    events: rt.events,
-    workers: worker ? [worker] : [],
-    poll,
-    async close(timeoutMs = config.shutdown.timeoutMs) {
-      await schedule.stop();
-      if (worker) await closeWorkerWithin(worker, timeoutMs, rt.logger);
-      await workerConnection?.quit().catch(() => workerConnection.disconnect());
-      await Promise.allSettled([...sources.values()].map((entry) => entry.source.close()));
-      await rt.close();
-    },
+    queues: [flow.rt.queue],
+    events: flow.rt.events,
+    workers: flow.workers,
+    poll: pollWith(flow.rt, flow.sources),
+    close: flow.close,
   };
 }
 

@@ -7,20 +7,11 @@
 import { createHash } from 'node:crypto';
 
 import { cursorToVersion } from '../../erp/cursor.js';
-import type { ChangeBatch, ChangeSource, Cursor, SourceRecord } from '../../erp/types.js';
+import type { ChangeBatch, ChangeSource, SourceRecord } from '../../erp/types.js';
 import { formatIssue, type ValidationIssue } from '../../errors.js';
-import { drainSource } from '../drain-source.js';
+import { pollChangeSource, type PollOptions } from '../poll-source.js';
 import type { FulfillmentRuntime } from './runtime.js';
 import { FULFILLMENT_UPDATE_FIELDS, type FulfillmentJobData, type FulfillmentPollReport, type FulfillmentUpdate } from './types.js';
-
-/** Full batches read in one poll before yielding to the next tick (a backlog drains over several). */
-const MAX_ROUNDS = 50;
-
-/** How to poll a source. */
-export interface FulfillmentPollOptions {
-  limit: number;
-  initialCursor?: Cursor;
-}
 
 /** The job id of an update: the same update of the same sale is queued once. */
 export function fulfillmentJobId(saleId: number, update: FulfillmentUpdate, force = false): string {
@@ -115,23 +106,14 @@ async function queueBatch(rt: FulfillmentRuntime, source: string, batch: ChangeB
 }
 
 /** Polls `source` until it returns a short batch (bounded); returns what was read, refused and queued. */
-export async function pollFulfillmentSource(rt: FulfillmentRuntime, source: ChangeSource, options: FulfillmentPollOptions): Promise<FulfillmentPollReport> {
-  const report: FulfillmentPollReport = { source: source.name, read: 0, rejected: 0, queued: 0, cursor: null };
-  const { cursor, read } = await drainSource(source, {
-    cursor: (await rt.state.cursors.get(source.name)) ?? options.initialCursor ?? null,
-    limit: options.limit,
-    maxRounds: MAX_ROUNDS,
-    queue: async (batch) => {
-      const { queued, rejected } = await queueBatch(rt, source.name, batch);
-      report.rejected += rejected;
-      report.queued += queued;
-    },
-    saveCursor: (next) => rt.state.cursors.set(source.name, next),
+export async function pollFulfillmentSource(rt: FulfillmentRuntime, source: ChangeSource, options: PollOptions): Promise<FulfillmentPollReport> {
+  const report = await pollChangeSource(source, options, {
+    flow: 'fulfillment',
+    cursors: rt.state.cursors,
+    metrics: rt.metrics,
+    now: rt.now,
+    queueBatch: (batch) => queueBatch(rt, source.name, batch),
   });
-  report.read = read;
-  report.cursor = cursor;
-  rt.metrics.erpRecordsRead.inc({ source: source.name }, report.read);
-  rt.metrics.markSuccess('fulfillment', rt.now());
   rt.events.emit('fulfillment:poll:done', report);
   return report;
 }

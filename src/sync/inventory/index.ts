@@ -1,6 +1,7 @@
 /** The inventory flow: ERP stock and prices → store, one job per SKU. */
+export type { PollOptions } from '../poll-source.js';
 export { type InventoryFlow, startInventoryFlow } from './flow.js';
-export { type PollOptions, pollSource } from './producer.js';
+export { pollSource } from './producer.js';
 export { type ReconcileOptions, reconcileWith, runReconcile } from './reconcile.js';
 export { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
 export type * from './types.js';

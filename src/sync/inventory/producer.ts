@@ -8,49 +8,34 @@
 import { createHash } from 'node:crypto';
 
 import { cursorToVersion, isTimestampCursor } from '../../erp/cursor.js';
-import type { ChangeBatch, ChangeSource, Cursor, SourceRecord } from '../../erp/types.js';
+import type { ChangeBatch, ChangeSource, SourceRecord } from '../../erp/types.js';
 import { formatIssue, type ValidationIssue } from '../../errors.js';
 import type { FailedEntry } from '../../queue/failed-job-log.js';
 import { validateInventoryUpdate } from '../../store/validation.js';
-import { drainSource } from '../drain-source.js';
+import { pollChangeSource, type PollOptions } from '../poll-source.js';
 import { enqueueSkus } from './enqueue.js';
 import type { InventoryRuntime } from './runtime.js';
 import type { PendingEntry, PollReport } from './types.js';
-
-/** Full batches read in one poll before yielding to the next tick (a backlog drains over several). */
-const MAX_ROUNDS = 50;
-
-/** How to poll a source. */
-export interface PollOptions {
-  /** Records per `readChanges` call (`source.limit`). */
-  limit: number;
-  /** Cursor of a source never polled before (`source.initialCursor`). */
-  initialCursor?: Cursor;
-}
 
 /** A record ready to merge, or the reason it is refused. */
 type Checked = { sku: string; entries: Record<string, PendingEntry> } | { reject: FailedEntry; issues: ValidationIssue[] };
 
 /** Polls `source` until it returns a short batch (bounded); returns what was read, refused and queued. */
 export async function pollSource(rt: InventoryRuntime, source: ChangeSource, options: PollOptions): Promise<PollReport> {
-  const report: PollReport = { source: source.name, read: 0, rejected: 0, queued: 0, cursor: null };
+  // A SKU changed in several batches of one poll has one job: the report counts distinct SKUs.
   const queued = new Set<string>();
-  const { cursor, read } = await drainSource(source, {
-    cursor: (await rt.state.cursors.get(source.name)) ?? options.initialCursor ?? null,
-    limit: options.limit,
-    maxRounds: MAX_ROUNDS,
-    queue: async (batch) => {
+  const report = await pollChangeSource(source, options, {
+    flow: 'inventory',
+    cursors: rt.state.cursors,
+    metrics: rt.metrics,
+    now: rt.now,
+    queueBatch: async (batch) => {
+      const before = queued.size;
       const { skus, rejected } = await queueBatch(rt, source.name, batch);
-      report.rejected += rejected;
       for (const sku of skus) queued.add(sku);
+      return { queued: queued.size - before, rejected };
     },
-    saveCursor: (next) => rt.state.cursors.set(source.name, next),
   });
-  report.read = read;
-  report.cursor = cursor;
-  report.queued = queued.size;
-  rt.metrics.erpRecordsRead.inc({ source: source.name }, report.read);
-  rt.metrics.markSuccess('inventory', rt.now());
   rt.logger.debug({ ...report }, 'inventory poll done');
   rt.events.emit('inventory:poll:done', report);
   return report;

@@ -1,6 +1,7 @@
 /**
  * The sales flow: a scheduled pull (producer) that queues the store's new sales, and a worker that
- * exports each to the ERP and acknowledges it on the store. Also `exportOneSale`, the same work for one
+ * exports each to the ERP and acknowledges it on the store; started and stopped by the flow lifecycle
+ * (../lifecycle.ts). Also `exportOneSale`, the same work for one
  * sale outside the queue (CLI `storesync sales export`).
  */
 import type { Worker } from 'bullmq';
@@ -8,9 +9,8 @@ import type { Worker } from 'bullmq';
 import type { SalesSink } from '../../erp/sinks/index.js';
 import { StoreSyncError } from '../../errors.js';
 import type { TypedEmitter } from '../../events.js';
-import { type Schedule, startSchedule } from '../../queue/schedule.js';
-import { closeWorkerWithin } from '../../queue/worker-shutdown.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
+import { startFlow } from '../lifecycle.js';
 import { exportSale } from './export-sale.js';
 import { runPull } from './pull.js';
 import { openSalesRuntime, pullSiteId, type SalesRuntime } from './runtime.js';
@@ -37,53 +37,38 @@ export interface SalesFlow extends Flow {
  * worker still runs jobs queued on demand (dashboard, CLI).
  */
 export async function startSalesFlow(deps: FlowDeps, options: SalesFlowOptions): Promise<SalesFlow> {
-  const rt = openSalesRuntime(deps, options.sink ? { sink: options.sink } : {});
-  const runsWorker = options.role !== 'producer';
-  const runsProducer = options.role !== 'worker' && deps.config.sales.enabled;
-  let worker: Worker | undefined;
-  let workerConnection: ReturnType<FlowDeps['connect']> | undefined;
-  let pull: Schedule | undefined;
-  try {
-    if (runsWorker) {
-      await checkSink(rt);
-      workerConnection = deps.connect();
-      worker = startSalesWorker(rt, workerConnection);
-    }
-    if (runsProducer) {
-      pull = await startSchedule(rt.redis, deps.config.redis.prefix, [
-        {
-          name: 'sales-pull',
-          expression: deps.config.sales.pull.schedule,
-          run: async () => {
-            try {
-              rt.events.emit('sales:pull:done', await runPull(rt));
-            } catch (error) {
-              rt.logger.error({ err: (error as Error).message }, 'sales pull failed; the next one covers the same window');
-              rt.events.emit('sales:pull:failed', { error: error as Error });
-            }
-          },
-        },
-      ], rt.logger);
-    }
-  } catch (error) {
-    await worker?.close();
-    workerConnection?.disconnect();
-    await rt.close();
-    throw error;
-  }
-  rt.logger.info({ role: options.role, siteId: pullSiteId(deps.config), sink: deps.config.sales.sink.kind, scheduled: runsProducer }, 'sales flow started');
+  const flow = await startFlow<SalesRuntime>({
+    role: options.role,
+    openRuntime: () => openSalesRuntime(deps, options.sink ? { sink: options.sink } : {}),
+    checkWorker: checkSink,
+    worker: (rt, connection) => startSalesWorker(rt, connection),
+    schedule: (rt) =>
+      deps.config.sales.enabled
+        ? [
+            {
+              name: 'sales-pull',
+              expression: deps.config.sales.pull.schedule,
+              run: async () => {
+                try {
+                  rt.events.emit('sales:pull:done', await runPull(rt));
+                } catch (error) {
+                  rt.logger.error({ err: (error as Error).message }, 'sales pull failed; the next one covers the same window');
+                  rt.events.emit('sales:pull:failed', { error: error as Error });
+                }
+              },
+            },
+          ]
+        : [],
+  });
+  const scheduled = options.role !== 'worker' && deps.config.sales.enabled;
+  flow.rt.logger.info({ role: options.role, siteId: pullSiteId(deps.config), sink: deps.config.sales.sink.kind, scheduled }, 'sales flow started');
 
   return {
     name: 'sales',
-    queues: [rt.queue],
-    events: rt.events,
-    workers: worker ? [worker] : [],
-    async close(timeoutMs = deps.config.shutdown.timeoutMs) {
-      await pull?.stop();
-      if (worker) await closeWorkerWithin(worker, timeoutMs, rt.logger);
-      await workerConnection?.quit().catch(() => workerConnection?.disconnect());
-      await rt.close();
-    },
+    queues: [flow.rt.queue],
+    events: flow.rt.events,
+    workers: flow.workers,
+    close: flow.close,
   };
 }
 
