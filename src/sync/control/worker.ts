@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import { formatIssue } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Metrics } from '../../metrics.js';
+import { willRetry } from '../../queue/job-retry.js';
 import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
 import { maskSecrets } from '../../secrets.js';
 import type { ControlActions } from './actions.js';
@@ -66,7 +67,7 @@ export function createControlWorker(options: ControlWorkerOptions): Worker {
         return maskSecrets(report);
       } catch (error) {
         if (!(error instanceof Error && error.name === 'WaitingError')) {
-          const last = error instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+          const last = !willRetry(job, error);
           metrics.jobs.inc({ queue: queueName, outcome: last ? 'failed' : 'retried' });
           logger.warn({ jobId: job.id, action: data.action, err: error }, 'control job failed');
         }

@@ -2,11 +2,12 @@
  * The `fulfillment` queue's worker: applies each shipment update through the guard. Retries are
  * BullMQ's (the store client is called with one attempt); refusals fail at once with their reason.
  */
-import { type Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
+import { type Job, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 import { ValidationError } from '../../errors.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
+import { willRetry } from '../../queue/job-retry.js';
 import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
 import { toJobError } from '../sales/job-errors.js';
 import { applyFulfillment } from './apply-update.js';
@@ -31,13 +32,13 @@ export async function processFulfillmentJob(
   } catch (error) {
     if (error instanceof WaitingError) throw error;
     const err = toJobError(error);
-    const willRetry = !(err instanceof UnrecoverableError) && job.attemptsMade + 1 < (job.opts.attempts ?? 1);
+    const retrying = willRetry(job, err);
     // Refusals are counted (as rejected) and logged where they are decided.
     if (!(error instanceof ValidationError)) {
-      rt.metrics.jobs.inc({ queue: QUEUE, outcome: willRetry ? 'retried' : 'failed' });
-      rt.logger[willRetry ? 'warn' : 'error']({ saleId: job.data.saleId, attempt: job.attemptsMade + 1, err: err.message }, 'shipment update failed');
+      rt.metrics.jobs.inc({ queue: QUEUE, outcome: retrying ? 'retried' : 'failed' });
+      rt.logger[retrying ? 'warn' : 'error']({ saleId: job.data.saleId, attempt: job.attemptsMade + 1, err: err.message }, 'shipment update failed');
     }
-    rt.events.emit('fulfillment:job:failed', { saleId: job.data.saleId, error: err, willRetry });
+    rt.events.emit('fulfillment:job:failed', { saleId: job.data.saleId, error: err, willRetry: retrying });
     throw err;
   } finally {
     rt.metrics.jobDuration.observe({ queue: QUEUE }, (rt.now() - started) / 1000);

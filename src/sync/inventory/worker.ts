@@ -16,6 +16,7 @@ import type { Redis } from 'ioredis';
 
 import { formatIssue, StoreSyncError, ValidationError, type ValidationIssue } from '../../errors.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
+import { willRetry } from '../../queue/job-retry.js';
 import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
 import { StoreNotFoundError, StoreRateLimitedError } from '../../store/errors.js';
 import type { InventoryUpdateInput } from '../../store/schemas/index.js';
@@ -136,7 +137,7 @@ async function writeSku(
       done('failed', fields, reason);
       throw new UnrecoverableError(`SKU ${sku}: ${reason}`);
     }
-    const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    const last = !willRetry(job, error);
     done(last ? 'failed' : 'retried', fields, reason);
     throw error;
   }

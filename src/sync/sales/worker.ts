@@ -7,6 +7,7 @@ import { type Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 import { QUEUE_NAMES } from '../../queue/connection.js';
+import { willRetry } from '../../queue/job-retry.js';
 import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
 import { exportSale } from './export-sale.js';
 import { toJobError } from './job-errors.js';
@@ -25,10 +26,10 @@ export async function processSalesJob(rt: SalesRuntime, job: Job<SalesJobData>, 
   } catch (error) {
     if (error instanceof WaitingError) throw error;
     const err = toJobError(error);
-    const willRetry = !(err instanceof UnrecoverableError) && job.attemptsMade + 1 < (job.opts.attempts ?? 1);
-    rt.metrics.jobs.inc({ queue: QUEUE_NAMES.sales, outcome: willRetry ? 'retried' : err instanceof UnrecoverableError ? 'rejected' : 'failed' });
-    rt.logger[willRetry ? 'warn' : 'error']({ ...key, attempt: job.attemptsMade + 1, err: err.message }, willRetry ? 'sale export failed; will retry' : 'sale export failed');
-    rt.events.emit('sales:job:failed', { ...key, error: err, willRetry });
+    const retrying = willRetry(job, err);
+    rt.metrics.jobs.inc({ queue: QUEUE_NAMES.sales, outcome: retrying ? 'retried' : err instanceof UnrecoverableError ? 'rejected' : 'failed' });
+    rt.logger[retrying ? 'warn' : 'error']({ ...key, attempt: job.attemptsMade + 1, err: err.message }, retrying ? 'sale export failed; will retry' : 'sale export failed');
+    rt.events.emit('sales:job:failed', { ...key, error: err, willRetry: retrying });
     throw err;
   } finally {
     rt.metrics.jobDuration.observe({ queue: QUEUE_NAMES.sales }, (rt.now() - started) / 1000);

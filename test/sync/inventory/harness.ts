@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 
 import type { Redis } from 'ioredis';
 
+import { mergeDeep } from '../../../src/config/load.js';
 import { type Config, configSchema } from '../../../src/config/schema.js';
 import { silentLogger } from '../../../src/log.js';
 import { Metrics } from '../../../src/metrics.js';
@@ -76,18 +77,6 @@ export function testConfig(prefix: string, storeUrl: string, overrides: Record<s
     inventory: { attempts: 3, backoffMs: 10, concurrency: 4 },
   };
   return configSchema.parse(mergeDeep(base, overrides));
-}
-
-function mergeDeep(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
-  const out = { ...a };
-  for (const [key, value] of Object.entries(b)) {
-    const current = out[key];
-    out[key] =
-      value && typeof value === 'object' && !Array.isArray(value) && current && typeof current === 'object' && !Array.isArray(current)
-        ? mergeDeep(current as Record<string, unknown>, value as Record<string, unknown>)
-        : value;
-  }
-  return out;
 }
 
 /** Merges values for `sku` at `version` and queues its job, as a poll would. */
