@@ -19,9 +19,20 @@ export type ErrorCode =
   | 'ERR_STORE_NETWORK'
   | 'ERR_STORE_TIMEOUT'
   | 'ERR_TIMEOUT'
-  | 'ERR_ERP'
+  | ErpErrorCode
   | 'ERR_ERP_RECORD'
   | 'ERR_REDIS';
+
+/**
+ * What went wrong in an ERP connector, one code each:
+ * - `ERR_ERP_CONNECTION`: the database, HTTP endpoint or file system cannot be reached (retryable);
+ * - `ERR_ERP_SCHEMA`: a table, column, schema or database the query or sink needs is missing (fix, then migrate);
+ * - `ERR_ERP_QUERY`: any other statement failure (syntax, permissions; deadlocks and lock waits are retryable);
+ * - `ERR_ERP_CURSOR`: the source's cursor cannot advance (no cursor column, more rows on one cursor than the cap);
+ * - `ERR_ERP_FILE`: a CSV or sales file cannot be read, moved or written, or is not valid CSV;
+ * - `ERR_ERP_HTTP`: an HTTP source or sink answered an error status or a body that is not what was expected.
+ */
+export type ErpErrorCode = 'ERR_ERP_CONNECTION' | 'ERR_ERP_SCHEMA' | 'ERR_ERP_QUERY' | 'ERR_ERP_CURSOR' | 'ERR_ERP_FILE' | 'ERR_ERP_HTTP';
 
 /** Base of every storesync error. */
 export class StoreSyncError extends Error {
@@ -35,6 +46,22 @@ export class StoreSyncError extends Error {
     this.code = code;
     this.retryable = options?.retryable ?? false;
   }
+}
+
+/**
+ * `error` with `what` in front of its message. A StoreSyncError comes back as a copy of the same class
+ * with the same fields (code, retryable, status...), so code that branches on the class or the code
+ * still works, and the original as its `cause`; other errors come back unchanged.
+ */
+export function withContext(error: unknown, what: string): Error {
+  if (!(error instanceof StoreSyncError)) return error instanceof Error ? error : new Error(String(error));
+  const copy = Object.assign(Object.create(Object.getPrototypeOf(error) as object) as StoreSyncError, error);
+  const message = `${what}: ${error.message}`;
+  const frames = error.stack?.split('\n').slice(1).join('\n');
+  for (const [key, value] of Object.entries({ message, cause: error, stack: `${error.name}: ${message}${frames ? `\n${frames}` : ''}` })) {
+    Object.defineProperty(copy, key, { value, writable: true, configurable: true, enumerable: false });
+  }
+  return copy;
 }
 
 /** One broken rule: which record, which field, what value, which rule. */
@@ -95,12 +122,13 @@ export class ConfigError extends StoreSyncError {
   }
 }
 
-/** An ERP connector failed (connection, query, file system): temporary unless said otherwise. */
+/** An ERP connector failed; `code` says how (see `ErpErrorCode`). Temporary unless said otherwise. */
 export class ErpError extends StoreSyncError {
+  declare readonly code: ErpErrorCode;
   readonly source: string;
 
-  constructor(source: string, message: string, options?: { cause?: unknown; retryable?: boolean }) {
-    super('ERR_ERP', `${source}: ${message}`, { retryable: true, ...options });
+  constructor(source: string, message: string, options: { code: ErpErrorCode; cause?: unknown; retryable?: boolean }) {
+    super(options.code, `${source}: ${message}`, { cause: options.cause, retryable: options.retryable ?? true });
     this.source = source;
   }
 }

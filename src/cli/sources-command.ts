@@ -75,7 +75,11 @@ export function registerSourcesCommands(program: Command, ctx: CliContext): void
       // Every source was tried and printed; a failure is then the ERP's (or the query's): exit 1 with its message.
       const [first] = failures;
       if (failures.length === 1) throw first;
-      if (failures.length > 1) throw new ErpError(`${failures.length} sources`, failures.map(messageOf).join('; '));
+      if (failures.length > 1) {
+        // One line for all; its code is the first failure's (each message keeps its own source and reason).
+        const code = first instanceof ErpError ? first.code : 'ERR_ERP_QUERY';
+        throw new ErpError(`${failures.length} sources`, failures.map(messageOf).join('; '), { code });
+      }
     });
 }
 

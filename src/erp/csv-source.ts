@@ -80,7 +80,7 @@ export function createCsvSource(config: CsvSourceConfig, deps: SourceDeps): Chan
     try {
       entries = await readdir(config.dir, { withFileTypes: true });
     } catch (error) {
-      throw new ErpError(config.name, `cannot read the drop folder ${config.dir}: ${(error as Error).message}`, { cause: error });
+      throw new ErpError(config.name, `cannot read the drop folder ${config.dir}: ${(error as Error).message}`, { code: 'ERR_ERP_FILE', cause: error });
     }
     const files = [];
     for (const entry of entries) {
@@ -139,7 +139,7 @@ export function createCsvSource(config: CsvSourceConfig, deps: SourceDeps): Chan
         } catch (error) {
           // Gone between listing and reading (another process took it): not ours any more.
           if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
-          throw new ErpError(config.name, `cannot read ${file.name}: ${(error as Error).message}`, { cause: error });
+          throw new ErpError(config.name, `cannot read ${file.name}: ${(error as Error).message}`, { code: 'ERR_ERP_FILE', cause: error });
         }
         records.push(...content.records);
         rejected.push(...content.rejected);
@@ -151,12 +151,12 @@ export function createCsvSource(config: CsvSourceConfig, deps: SourceDeps): Chan
       return { records, rejected, nextCursor, handle };
     },
     async commit(batch: ChangeBatch): Promise<void> {
-      if (!isHandle(batch.handle)) throw new ErpError(config.name, 'commit: the batch was not read from this CSV source', { retryable: false });
+      if (!isHandle(batch.handle)) throw new ErpError(config.name, 'commit: the batch was not read from this CSV source', { code: 'ERR_ERP_FILE', retryable: false });
       for (const file of batch.handle.files) {
         try {
           await moveFile(file);
         } catch (error) {
-          throw new ErpError(config.name, `cannot move ${file.name}: ${(error as Error).message}`, { cause: error });
+          throw new ErpError(config.name, `cannot move ${file.name}: ${(error as Error).message}`, { code: 'ERR_ERP_FILE', cause: error });
         }
         pending.delete(file.name);
       }
@@ -197,11 +197,11 @@ async function* readSnapshot(
 ): AsyncIterable<SourceRecord[]> {
   const { logger, now } = options;
   const info = await stat(file).catch((error: unknown) => {
-    throw new ErpError(config.name, `cannot read the snapshot file ${file}: ${(error as Error).message}`, { cause: error });
+    throw new ErpError(config.name, `cannot read the snapshot file ${file}: ${(error as Error).message}`, { code: 'ERR_ERP_FILE', cause: error });
   });
   // Half an export would compare (and a cut last line would write) wrong values: wait until it settles.
   if (stillBeingWritten(info.mtimeMs, config.settleMs, now())) {
-    throw new ErpError(config.name, `the snapshot file ${file} changed less than ${config.settleMs} ms ago (still being written?); try again later`);
+    throw new ErpError(config.name, `the snapshot file ${file} changed less than ${config.settleMs} ms ago (still being written?); try again later`, { code: 'ERR_ERP_FILE' });
   }
   const cursor = new Date(info.mtimeMs).toISOString();
   let chunk: SourceRecord[] = [];
@@ -219,9 +219,9 @@ async function* readSnapshot(
     }
   } catch (error) {
     if (error instanceof CsvError) {
-      throw new ErpError(config.name, `the snapshot file ${file} is not valid CSV: ${error.message}`, { cause: error, retryable: false });
+      throw new ErpError(config.name, `the snapshot file ${file} is not valid CSV: ${error.message}`, { code: 'ERR_ERP_FILE', cause: error, retryable: false });
     }
-    throw new ErpError(config.name, `cannot read the snapshot file ${file}: ${(error as Error).message}`, { cause: error });
+    throw new ErpError(config.name, `cannot read the snapshot file ${file}: ${(error as Error).message}`, { code: 'ERR_ERP_FILE', cause: error });
   }
   if (chunk.length > 0) yield chunk;
 }

@@ -8,7 +8,7 @@
 import { Agent, request } from 'undici';
 
 import type { HttpSourceConfig } from '../config/schema.js';
-import { ErpError } from '../errors.js';
+import { ErpError, type ErpErrorCode } from '../errors.js';
 import { redactText, registerSecret } from '../secrets.js';
 import { bodyExcerpt } from '../store/errors.js';
 import { toCursor } from './cursor.js';
@@ -53,8 +53,8 @@ export function createHttpSource(config: HttpSourceConfig, deps: SourceDeps): Ch
   });
   const settings = pollSettingsFor(config, deps, 'record', FIRST_POLL_HINT);
   const initialCursor = toCursor(config.initialCursor);
-  const fail = (message: string, retryable: boolean, cause?: unknown) =>
-    new ErpError(config.name, redactText(message), { retryable, cause });
+  const fail = (code: ErpErrorCode, message: string, retryable: boolean, cause?: unknown) =>
+    new ErpError(config.name, redactText(message), { code, retryable, cause });
 
   async function fetchRecords(start: Date | number | string | null, limit: number): Promise<Record<string, unknown>[]> {
     const url = new URL(config.url);
@@ -74,23 +74,23 @@ export function createHttpSource(config: HttpSourceConfig, deps: SourceDeps): Ch
       text = await response.body.text();
     } catch (error) {
       const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      throw fail(`${shown} failed: ${reason}`, true, error);
+      throw fail('ERR_ERP_CONNECTION', `${shown} failed: ${reason}`, true, error);
     }
     if (status < 200 || status >= 300) {
       // 408, 429 and 5xx are the endpoint's temporary trouble; other 4xx are a configuration mistake.
       const temporary = status === 408 || status === 429 || status >= 500;
-      throw fail(`${shown} answered HTTP ${status}: ${bodyExcerpt(text)}`, temporary);
+      throw fail('ERR_ERP_HTTP', `${shown} answered HTTP ${status}: ${bodyExcerpt(text)}`, temporary);
     }
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch (error) {
-      throw fail(`${shown} answered HTTP ${status} with a body that is not JSON: ${bodyExcerpt(text)}`, false, error);
+      throw fail('ERR_ERP_HTTP', `${shown} answered HTTP ${status} with a body that is not JSON: ${bodyExcerpt(text)}`, false, error);
     }
     const records = recordsAt(body, config.recordsPath);
     if (!Array.isArray(records) || !records.every(isRecord)) {
       const where = config.recordsPath === '' ? 'the body' : `"${config.recordsPath}"`;
-      throw fail(`${shown}: expected an array of objects at ${where}, got ${bodyExcerpt(text)}`, false);
+      throw fail('ERR_ERP_HTTP', `${shown}: expected an array of objects at ${where}, got ${bodyExcerpt(text)}`, false);
     }
     return records;
   }

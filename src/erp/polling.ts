@@ -99,7 +99,7 @@ export function toBatchParts(rows: readonly Record<string, unknown>[], settings:
       throw new ErpError(
         settings.source,
         `${provisional} has no cursor: the changes query must return a column named "cursor" (or map one to it)`,
-        { retryable: false },
+        { code: 'ERR_ERP_CURSOR', retryable: false },
       );
     }
     cursors.push(cursor);
@@ -134,7 +134,7 @@ export async function pollChanges(
       throw new ErpError(
         settings.source,
         `more than ${cap} rows share cursor ${String(seenMax)}: raise the source limit or use a finer cursor`,
-        { retryable: false },
+        { code: 'ERR_ERP_CURSOR', retryable: false },
       );
     }
     current = Math.min(current * 2, cap);

@@ -1,8 +1,9 @@
 /**
- * Driver errors turned into `ErpError`s that say whether trying again can help, and never carry the
- * database password. Classification goes by error code (SQLSTATE, mysql2 codes, Node system codes).
+ * Driver errors turned into `ErpError`s that say what failed (`ERR_ERP_CONNECTION`, `ERR_ERP_SCHEMA`,
+ * `ERR_ERP_QUERY`) and whether trying again can help, and never carry the database password.
+ * Classification goes by error code (SQLSTATE, mysql2 codes, Node system codes).
  */
-import { ErpError } from '../errors.js';
+import { ErpError, type ErpErrorCode } from '../errors.js';
 import { redactText, registerSecret } from '../secrets.js';
 
 /** Node system errors of a connection that may work next time. */
@@ -31,6 +32,29 @@ const MYSQL_TEMPORARY = new Set([
 ]);
 
 const SQLSTATE = /^[0-9A-Z]{5}$/;
+
+/** mysql2 codes of a missing database, table or column. */
+const MYSQL_SCHEMA = new Set(['ER_NO_SUCH_TABLE', 'ER_BAD_FIELD_ERROR', 'ER_BAD_DB_ERROR', 'ER_BAD_TABLE_ERROR']);
+
+/** SQLSTATEs of a missing table, column, schema or database (PostgreSQL: 42P01, 42703, 3F000, 3D000). */
+const PG_SCHEMA = new Set(['42P01', '42703', '3F000', '3D000']);
+
+/** mysql2 codes of temporary conditions that are not the connection's: lock conflicts, an interrupted query. */
+const MYSQL_BUSY = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT', 'ER_QUERY_INTERRUPTED']);
+
+/**
+ * The code of a driver error: a lost or refused connection, a missing table or column, or another
+ * statement failure (an `ErpError` keeps its own).
+ */
+export function sqlErrorCode(error: unknown): ErpErrorCode {
+  if (error instanceof ErpError) return error.code;
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  if (typeof code === 'string' && (MYSQL_SCHEMA.has(code) || PG_SCHEMA.has(code))) return 'ERR_ERP_SCHEMA';
+  if (!isTemporarySqlError(error)) return 'ERR_ERP_QUERY';
+  // Temporary, but the connection is fine: deadlocks, serialization failures, lock waits.
+  if (typeof code === 'string' && (MYSQL_BUSY.has(code) || ['40001', '40P01', '55P03'].includes(code))) return 'ERR_ERP_QUERY';
+  return 'ERR_ERP_CONNECTION';
+}
 
 /**
  * True when the same statement may succeed later. pg: SQLSTATE classes 08 (connection), 53 (resources),
@@ -67,6 +91,7 @@ export function sqlError(source: string, url: string, what: string, error: unkno
   if (error instanceof ErpError) return error;
   const message = error instanceof Error ? error.message || (error as { code?: string }).code || error.name : String(error);
   return new ErpError(source, redactText(`${what} on ${url}: ${message}`), {
+    code: sqlErrorCode(error),
     cause: error,
     retryable: isTemporarySqlError(error),
   });

@@ -308,7 +308,10 @@ export class Transport {
     if (error instanceof StoreError) return error;
     const code = errorCode(error);
     const name = error instanceof Error ? error.name : '';
-    if ((code !== undefined && TIMEOUT_CODES.has(code)) || name === 'TimeoutError') {
+    // The request's deadline is `AbortSignal.timeout` (above), which rejects with a DOMException named
+    // 'TimeoutError': not queue/with-timeout's TimeoutError (a StoreSyncError with code ERR_TIMEOUT).
+    const deadlinePassed = error instanceof DOMException && error.name === 'TimeoutError';
+    if ((code !== undefined && TIMEOUT_CODES.has(code)) || deadlinePassed) {
       return new StoreTimeoutError(`no answer within the timeout (${code ?? name})`, { endpoint, cause: error });
     }
     return new StoreNetworkError(`request failed (${code ?? (name || 'network error')})`, { endpoint, cause: error });

@@ -76,7 +76,7 @@ describe('storesync migrate', () => {
     drops.push(`pg:DROP SCHEMA "${schema}" CASCADE`);
     const run = await cli(['--config', await configFile({ kind: 'sql', url: PG_URL, schema }), 'migrate', '--check']);
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/ERR_ERP: sql-sink: interface tables not ready in ss_\w+: table storesync_sales is missing; table storesync_sale_items is missing; run "storesync migrate"/);
+    expect(run.stderr).toMatch(/ERR_ERP_SCHEMA: sql-sink: interface tables not ready in ss_\w+: table storesync_sales is missing; table storesync_sale_items is missing; run "storesync migrate"/);
   });
 
   it('says there is nothing to migrate for a file sink', async () => {

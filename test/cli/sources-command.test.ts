@@ -238,8 +238,8 @@ describe('storesync sources test', () => {
     expect(run.code).toBe(EXIT.remote);
     const results = parse(run.stdout);
     expect(results.get('pg-stock')?.records).toHaveLength(1);
-    expect(results.get('missing-table')?.error).toMatchObject({ code: 'ERR_ERP', message: expect.stringContaining('no_such_table') as unknown as string });
-    expect(run.stderr).toMatch(/^storesync: ERR_ERP: .*missing-table.*no_such_table/);
+    expect(results.get('missing-table')?.error).toMatchObject({ code: 'ERR_ERP_SCHEMA', message: expect.stringContaining('no_such_table') as unknown as string });
+    expect(run.stderr).toMatch(/^storesync: ERR_ERP_SCHEMA: .*missing-table.*no_such_table/);
   });
 
   it('exits 1 with one clear line when --from-cursor cannot reach Redis', async () => {

@@ -267,10 +267,12 @@ describe('CSV source snapshot (snapshotFile)', () => {
     await writeSnapshot('Code,Stock\nSKU-1,5\n"SKU-2,3\n');
     const failure = await collect(source()).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ErpError);
-    expect((failure as ErpError).retryable).toBe(false);
+    expect(failure).toMatchObject({ code: 'ERR_ERP_FILE', retryable: false });
   });
 
   it('fails with an ERP error naming the file when it does not exist', async () => {
-    await expect(collect(source())).rejects.toThrow(/cannot read the snapshot file .*all-items\.csv/);
+    const failure = collect(source());
+    await expect(failure).rejects.toThrow(/cannot read the snapshot file .*all-items\.csv/);
+    await expect(failure).rejects.toMatchObject({ code: 'ERR_ERP_FILE', retryable: true });
   });
 });

@@ -118,6 +118,7 @@ describe('HTTP source', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ErpError);
     expect((error as ErpError).retryable).toBe(false);
+    expect((error as ErpError).code).toBe('ERR_ERP_HTTP');
     expect((error as ErpError).message).toMatch(/GET http:\/\/127\.0\.0\.1:\d+\/api\/stock answered HTTP 401: .*bad token/);
     expect((error as ErpError).message).not.toContain(TOKEN);
   });
@@ -128,6 +129,7 @@ describe('HTTP source', () => {
     expect(error).toBeInstanceOf(ErpError);
     expect((error as ErpError).retryable).toBe(true);
     expect((error as ErpError).message).toContain('HTTP 503: maintenance');
+    expect((error as ErpError).code).toBe('ERR_ERP_HTTP');
   });
 
   it('refuses a body that is not JSON or has no array at recordsPath', async () => {
@@ -149,7 +151,7 @@ describe('HTTP source', () => {
   it('reports an unreachable endpoint as a temporary failure', async () => {
     const error = await source({ url: 'http://127.0.0.1:1/api' }).readChanges(null, 10).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ErpError);
-    expect((error as ErpError).retryable).toBe(true);
+    expect(error).toMatchObject({ code: 'ERR_ERP_CONNECTION', retryable: true });
   });
 });
 

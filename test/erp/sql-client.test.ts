@@ -117,6 +117,7 @@ describe('openSql connection failures', () => {
     await db.close();
     expect(error).toBeInstanceOf(ErpError);
     expect((error as ErpError).retryable).toBe(true);
+    expect((error as ErpError).code).toBe('ERR_ERP_CONNECTION');
     expect((error as ErpError).message).toContain('erp-test');
     expect((error as ErpError).message).toContain('127.0.0.1:1');
     expect((error as ErpError).message).not.toContain('Sup3r-Secret-Pw');

@@ -163,6 +163,7 @@ describe('SQL source on an ERP-shaped PostgreSQL schema', () => {
     expect(error).toBeInstanceOf(ErpError);
     expect((error as ErpError).retryable).toBe(false);
     expect((error as ErpError).message).toMatch(/more than 64 rows share cursor/);
+    expect((error as ErpError).code).toBe('ERR_ERP_CURSOR');
   });
 
   it('streams the snapshot query in chunks of the source limit', async () => {
@@ -190,6 +191,7 @@ describe('SQL source on an ERP-shaped PostgreSQL schema', () => {
     expect(error).toBeInstanceOf(ErpError);
     expect((error as ErpError).retryable).toBe(false);
     expect((error as ErpError).message).toMatch(/column named "cursor"/);
+    expect((error as ErpError).code).toBe('ERR_ERP_CURSOR');
   });
 
   it('raises a retryable ErpError without the password when the database is unreachable', async () => {
@@ -198,5 +200,6 @@ describe('SQL source on an ERP-shaped PostgreSQL schema', () => {
     expect(error).toBeInstanceOf(ErpError);
     expect((error as ErpError).retryable).toBe(true);
     expect((error as ErpError).message).not.toContain('Db-Pa55word-x');
+    expect((error as ErpError).code).toBe('ERR_ERP_CONNECTION');
   });
 });

@@ -103,7 +103,7 @@ describe('a flow whose start fails', () => {
   it('sales: a sink that cannot work as configured stops the start and closes the runtime', async () => {
     const sink: SalesSink = {
       kind: 'file',
-      check: () => Promise.reject(new ErpError('test-sink', 'interface tables not ready', { retryable: false })),
+      check: () => Promise.reject(new ErpError('test-sink', 'interface tables not ready', { code: 'ERR_ERP_SCHEMA', retryable: false })),
       export: () => Promise.reject(new Error('not used')),
       close: () => Promise.resolve(),
     };

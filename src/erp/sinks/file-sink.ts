@@ -46,7 +46,7 @@ export class FileSalesSink implements SalesSink {
     try {
       await mkdir(this.#dir, { recursive: true });
     } catch (error) {
-      throw new ErpError(NAME, `cannot create the sales folder ${this.#dir}`, { cause: error, retryable: false });
+      throw new ErpError(NAME, `cannot create the sales folder ${this.#dir}`, { code: 'ERR_ERP_FILE', cause: error, retryable: false });
     }
   }
 
@@ -70,7 +70,7 @@ export class FileSalesSink implements SalesSink {
     } catch (error) {
       // Best effort: when the folder itself is the problem there is nothing to clean.
       await rm(temp, { force: true }).catch(() => undefined);
-      throw new ErpError(NAME, `cannot write ${target}`, { cause: error });
+      throw new ErpError(NAME, `cannot write ${target}`, { code: 'ERR_ERP_FILE', cause: error });
     }
     return { erpRef, created: true };
   }

@@ -76,12 +76,13 @@ export class HttpSalesSink implements SalesSink {
       status = response.statusCode;
       text = await response.body.text();
     } catch (error) {
-      throw new ErpError(NAME, `POST ${this.#endpoint()} failed: ${(error as Error).message}`, { cause: error });
+      throw new ErpError(NAME, `POST ${this.#endpoint()} failed: ${(error as Error).message}`, { code: 'ERR_ERP_CONNECTION', cause: error });
     }
     if ((status >= 200 && status < 300) || status === 409) {
       return { erpRef: referenceFrom(text) ?? fallback, created: status !== 409 };
     }
     throw new ErpError(NAME, `POST ${this.#endpoint()} answered HTTP ${status}: ${bodyExcerpt(text)}`, {
+      code: 'ERR_ERP_HTTP',
       retryable: isTemporary(status),
     });
   }

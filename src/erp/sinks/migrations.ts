@@ -84,6 +84,7 @@ export async function assertInterfaceTables(sql: SqlClient, names: TableNames): 
   if (problems.length > 0) {
     const where = names.schema ? ` in ${names.schema}` : '';
     throw new ErpError('sql-sink', `interface tables not ready${where}: ${problems.join('; ')}; run "storesync migrate"`, {
+      code: 'ERR_ERP_SCHEMA',
       retryable: false,
     });
   }

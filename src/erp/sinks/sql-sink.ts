@@ -7,6 +7,7 @@
 import { ErpError, StoreSyncError } from '../../errors.js';
 import type { Sale } from '../../store/schemas/index.js';
 import type { Dialect, SqlClient } from '../sql-client.js';
+import { sqlErrorCode } from '../sql-errors.js';
 import { type ColumnSpec, qualified, quoteIdent, SALE_COLUMNS, SALE_ITEM_COLUMNS, type TableNames } from './interface-tables.js';
 import { assertInterfaceTables } from './migrations.js';
 import { type Row, saleItemRows, saleRow } from './sale-rows.js';
@@ -83,7 +84,7 @@ export class SqlSalesSink implements SalesSink {
       await assertInterfaceTables(this.#sql, this.#options.tables);
     } catch (error) {
       if (error instanceof StoreSyncError) throw error;
-      throw new ErpError(NAME, `cannot check the interface tables: ${(error as Error).message}`, { cause: error });
+      throw new ErpError(NAME, `cannot check the interface tables: ${(error as Error).message}`, { code: sqlErrorCode(error), cause: error });
     }
   }
 
@@ -104,7 +105,7 @@ export class SqlSalesSink implements SalesSink {
         return { erpRef: this.#reference(written[0], siteId, sale.Id), created: true };
       });
     } catch (error) {
-      throw new ErpError(NAME, `sale ${siteId}-${sale.Id} not written: ${(error as Error).message}`, { cause: error });
+      throw new ErpError(NAME, `sale ${siteId}-${sale.Id} not written: ${(error as Error).message}`, { code: sqlErrorCode(error), cause: error });
     }
   }
 

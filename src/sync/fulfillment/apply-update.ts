@@ -4,9 +4,8 @@
  * fields already equal on the store are not sent, and an update older than one already applied is
  * skipped.
  */
-import { ValidationError, type ValidationIssue } from '../../errors.js';
+import { ValidationError, type ValidationIssue, withContext } from '../../errors.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
-import { withContext } from '../sales/job-errors.js';
 import { planUpdate, unknownStatusIssue } from './guard.js';
 import type { FulfillmentRuntime } from './runtime.js';
 import type { FulfillmentJobData, FulfillmentResult } from './types.js';

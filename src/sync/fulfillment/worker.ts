@@ -9,7 +9,7 @@ import { ValidationError } from '../../errors.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import { willRetry } from '../../queue/job-retry.js';
 import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
-import { toJobError } from '../sales/job-errors.js';
+import { toJobError } from '../job-errors.js';
 import { applyFulfillment } from './apply-update.js';
 import type { FulfillmentRuntime } from './runtime.js';
 import type { FulfillmentJobData, FulfillmentResult } from './types.js';

@@ -5,9 +5,9 @@
  * record is covered by the sink's idempotency (same key, same file, same Idempotency-Key).
  */
 import { storeInstant } from '../../erp/sinks/sale-rows.js';
+import { withContext } from '../../errors.js';
 import type { Sale } from '../../store/schemas/index.js';
 import { ackChange } from './ack.js';
-import { withContext } from './job-errors.js';
 import type { SalesRuntime } from './runtime.js';
 import type { SaleKey } from './sale-state.js';
 import type { SaleOutcome } from './types.js';

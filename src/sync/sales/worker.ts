@@ -9,8 +9,8 @@ import type { Redis } from 'ioredis';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import { willRetry } from '../../queue/job-retry.js';
 import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
+import { toJobError } from '../job-errors.js';
 import { exportSale } from './export-sale.js';
-import { toJobError } from './job-errors.js';
 import type { SalesRuntime } from './runtime.js';
 import type { SaleOutcome, SalesJobData } from './types.js';
 

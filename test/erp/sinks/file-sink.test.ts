@@ -43,7 +43,7 @@ describe('file sink', () => {
     const sink = new FileSalesSink({ dir: blocked });
     const error = await sink.export(sampleSale(33), 1).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ErpError);
-    expect((error as ErpError).retryable).toBe(true);
+    expect(error).toMatchObject({ code: 'ERR_ERP_FILE', retryable: true });
     expect(await readdir(dir)).toEqual(['not-a-dir']);
     await expect(sink.check()).rejects.toThrow(/cannot create the sales folder/);
   });

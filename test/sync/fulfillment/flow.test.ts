@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import type { ChangeBatch, ChangeSource, SourceRecord } from '../../../src/erp/types.js';
 import { QUEUE_NAMES } from '../../../src/queue/connection.js';
+import { StoreNotFoundError } from '../../../src/store/errors.js';
 import { applyFulfillment } from '../../../src/sync/fulfillment/apply-update.js';
 import { type FulfillmentFlow, startFulfillmentFlow, updateSale } from '../../../src/sync/fulfillment/index.js';
 import { pollFulfillmentSource } from '../../../src/sync/fulfillment/producer.js';
@@ -69,6 +70,14 @@ describe('fulfillment flow', () => {
     // The complete update structure: the status with its text, and the sale's other fields as they were.
     expect(updatesBySale(h.sim).get(11)).toEqual([expect.objectContaining({ Status: 3, StatusText: 'Completed', TrackingCode: 'TN123456789AR', Message: expect.any(String) })]);
     expect(await readdir(dir)).toEqual(['processed']);
+  });
+
+  it('keeps the store error class, with the sale in its message, when the sale to update does not exist', async () => {
+    const error = await updateSale(h.deps, 99_999, { Status: 3 }).catch((e: unknown) => e);
+    // Code that branches on the class (the workers: a 404 is permanent) still sees a StoreNotFoundError.
+    expect(error).toBeInstanceOf(StoreNotFoundError);
+    expect(error).toMatchObject({ code: 'ERR_STORE_NOT_FOUND', retryable: false, status: 404 });
+    expect((error as Error).message).toMatch(/^sale 99999: cannot read it from the store: GET /);
   });
 
   it('merges the records of one sale in a batch so the latest status wins', async () => {

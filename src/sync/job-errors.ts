@@ -6,13 +6,7 @@
  */
 import { UnrecoverableError } from 'bullmq';
 
-import { ErpError, StoreSyncError } from '../../errors.js';
-
-/** The error with `what` in front of its message; a StoreSyncError keeps its code and retryability. */
-export function withContext(error: unknown, what: string): Error {
-  if (!(error instanceof StoreSyncError)) return error instanceof Error ? error : new Error(String(error));
-  return new StoreSyncError(error.code, `${what}: ${error.message}`, { cause: error, retryable: error.retryable });
-}
+import { ErpError, StoreSyncError } from '../errors.js';
 
 /** The error a processor throws to BullMQ for `error`. */
 export function toJobError(error: unknown): Error {
