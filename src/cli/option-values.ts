@@ -1,6 +1,8 @@
 /**
- * Option values of CLI commands, read from their text. Every bad value is collected so that one
- * ValidationError (exit 3, nothing sent) names each offending option with its value and rule.
+ * Option values of CLI commands, read from their text: the one way every command parses its options
+ * (commander only splits the command line). Every bad value is collected so that one ValidationError
+ * names each offending option with its value and rule; the CLI exits 3 (`EXIT.validation`) and nothing
+ * is sent or started.
  */
 import { readFileSync } from 'node:fs';
 
@@ -11,19 +13,33 @@ import { formatQueryDate } from '../store/dates.js';
 export class OptionValues {
   readonly #issues: ValidationIssue[] = [];
 
-  /** An integer (or a positive one); undefined when the option was not given. */
-  int(option: string, value: string | undefined, rule: 'integer' | 'positive integer' = 'integer'): number | undefined {
+  /** An integer (or a positive one, or one >= 0); undefined when the option was not given. */
+  int(option: string, value: string | undefined, rule: 'integer' | 'positive integer' | 'integer >= 0' = 'integer'): number | undefined {
     if (value === undefined) return undefined;
     const n = Number(value);
-    if (value.trim() === '' || !Number.isInteger(n) || (rule === 'positive integer' && n <= 0)) return this.#bad(option, value, rule);
+    const inRange = rule === 'integer' || (rule === 'positive integer' ? n > 0 : n >= 0);
+    if (value.trim() === '' || !Number.isInteger(n) || !inRange) return this.#bad(option, value, rule);
     return n;
   }
 
-  /** A finite number. */
-  number(option: string, value: string | undefined): number | undefined {
+  /** A finite number (or a positive one, or a probability from 0 to 1). */
+  number(option: string, value: string | undefined, rule: 'number' | 'number > 0' | 'probability from 0 to 1' = 'number'): number | undefined {
     if (value === undefined) return undefined;
     const n = Number(value);
-    return value.trim() === '' || !Number.isFinite(n) ? this.#bad(option, value, 'number') : n;
+    const inRange = rule === 'number' || (rule === 'number > 0' ? n > 0 : n >= 0 && n <= 1);
+    return value.trim() === '' || !Number.isFinite(n) || !inRange ? this.#bad(option, value, rule) : n;
+  }
+
+  /** A TCP port, 0 (any free port) to 65535. */
+  port(option: string, value: string | undefined): number | undefined {
+    const n = this.int(option, value, 'integer >= 0');
+    return n !== undefined && n > 65_535 ? this.#bad(option, String(value), 'a port number from 0 to 65535') : n;
+  }
+
+  /** One of `choices`, spelled exactly. */
+  oneOf<T extends string>(option: string, value: string | undefined, choices: readonly T[]): T | undefined {
+    if (value === undefined) return undefined;
+    return (choices as readonly string[]).includes(value) ? (value as T) : this.#bad(option, value, `one of ${choices.join(', ')}`);
   }
 
   /** `true` or `false`, spelled out. */

@@ -1,6 +1,9 @@
 /**
  * The `storesync` command line: one program, a subcommand per area, each registered from its own file.
- * Exit codes: 0 ok, 1 remote/store error, 2 usage, 3 validation (nothing sent), 78 config.
+ * Commander splits the command line; every option value is read by `OptionValues` (option-values.ts).
+ * Exit codes (`EXIT`, documented in the README's CLI section): 0 ok, 1 store or remote error, 2 usage
+ * (unknown command or option, missing argument or required option), 3 a bad option value or input
+ * (nothing sent), 78 configuration.
  */
 import { Command, CommanderError, Option } from 'commander';
 
@@ -9,6 +12,7 @@ import { redactText } from '../secrets.js';
 import { registerConfigCommands } from './config-command.js';
 import { type CliContext, type CliIo, createContext } from './context.js';
 import { registerInventoryCommands } from './inventory-commands.js';
+import { OptionValues } from './option-values.js';
 import { registerRunCommands } from './run-commands.js';
 import { registerSalesCommands } from './sales-commands.js';
 import { registerSimulatorCommand } from './simulator-command.js';
@@ -17,12 +21,20 @@ import { registerStoreCommands } from './store-commands.js';
 
 export const EXIT = { ok: 0, remote: 1, usage: 2, validation: 3, config: 78 } as const;
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
 /** Builds the program; exposed for tests that inspect the command tree. */
 export function buildProgram(io: CliIo): { program: Command; ctx: CliContext } {
   const program = new Command('storesync')
     .description('Keeps an online store and an ERP in sync.')
     .addOption(new Option('-c, --config <file>', 'config file layered over config/default.yaml (env: STORESYNC_CONFIG)'))
-    .addOption(new Option('--log-level <level>', 'override log.level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
+    .addOption(new Option('--log-level <level>', `override log.level: ${LOG_LEVELS.join(', ')}`))
+    .hook('preAction', () => {
+      // Global options are read before any command runs, the same way as the commands' own.
+      const values = new OptionValues();
+      values.oneOf('--log-level', program.opts<{ logLevel?: string }>().logLevel, LOG_LEVELS);
+      values.check('global options');
+    })
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({

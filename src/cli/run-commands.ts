@@ -4,7 +4,7 @@
  */
 import { once } from 'node:events';
 
-import { type Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { type Command, CommanderError, Option } from 'commander';
 
 import type { Config } from '../config/schema.js';
 import { startDaemon } from '../daemon.js';
@@ -12,6 +12,9 @@ import type { Role } from '../sync/flow.js';
 import type { CliContext } from './context.js';
 import { RedisUnavailableError } from './demo/local-redis.js';
 import { runDemo } from './demo/run-demo.js';
+import { OptionValues } from './option-values.js';
+
+const ROLES: readonly Role[] = ['all', 'producer', 'worker'];
 
 /** Resolves when `signal` aborts. */
 async function untilAborted(signal: AbortSignal): Promise<void> {
@@ -23,15 +26,14 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
   program
     .command('run')
     .description('run the daemon: the sync flows, /metrics, /livez, /readyz and the admin dashboard')
-    .addOption(
-      new Option('--role <role>', 'all: producers and workers; producer: cron pollers only; worker: queue workers only')
-        .choices(['all', 'producer', 'worker'])
-        .default('all'),
-    )
-    .action(async (opts: { role: Role }) => {
+    .option('--role <role>', 'all: producers and workers; producer: cron pollers only; worker: queue workers only', 'all')
+    .action(async (opts: { role: string }) => {
+      const values = new OptionValues();
+      const role = values.oneOf('--role', opts.role, ROLES) ?? 'all';
+      values.check('run options');
       const config = ctx.config();
       const logger = ctx.logger();
-      const daemon = await startDaemon({ config, logger }, { role: opts.role });
+      const daemon = await startDaemon({ config, logger }, { role });
       await untilAborted(ctx.io.stopSignal);
       logger.info({ signal: String(ctx.io.stopSignal.reason ?? 'stop') }, 'stopping: finishing running jobs (a second signal exits at once)');
       await daemon.close();
@@ -41,12 +43,15 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
     .command('demo')
     .description('run storesync against a simulated store and a sample ERP on this machine (needs only Redis)')
     .option('--once', 'run one full cycle (ERP -> store, reconcile, sales pull, fulfillment), print a summary and exit')
-    .addOption(new Option('--port <n>', 'HTTP port of the dashboard and metrics (0: any free port)').argParser(port).default(9464))
+    .option('--port <n>', 'HTTP port of the dashboard and metrics (0: any free port)', '9464')
     .addOption(new Option('--redis-prefix <prefix>', 'Redis key prefix of the demo (emptied at start)').default('storesync-demo'))
-    .action(async (opts: { once?: boolean; port: number; redisPrefix: string }) => {
+    .action(async (opts: { once?: boolean; port: string; redisPrefix: string }) => {
+      const values = new OptionValues();
+      const port = values.port('--port', opts.port) ?? 0;
+      values.check('demo options');
       const logLevel = program.opts<{ logLevel?: Config['log']['level'] }>().logLevel;
       try {
-        await runDemo({ io: ctx.io, once: opts.once === true, port: opts.port, prefix: opts.redisPrefix, ...(logLevel ? { logLevel } : {}) });
+        await runDemo({ io: ctx.io, once: opts.once === true, port, prefix: opts.redisPrefix, ...(logLevel ? { logLevel } : {}) });
       } catch (error) {
         if (!(error instanceof RedisUnavailableError)) throw error;
         // One line, then a CommanderError: the CLI exits non-zero (2) without printing anything more.
@@ -54,10 +59,4 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
         throw new CommanderError(2, 'storesync.redisUnavailable', error.message);
       }
     });
-}
-
-function port(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new InvalidArgumentError('a port number from 0 to 65535');
-  return n;
 }

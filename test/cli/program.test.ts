@@ -25,6 +25,17 @@ describe('storesync CLI', () => {
     expect(result.stderr).toMatch(/unknown command/);
   });
 
+  it.each([
+    [['--log-level', 'loud', 'config', 'check'], '--log-level', 'loud'],
+    [['simulator', '--items', 'many'], '--items', 'many'],
+    [['run', '--role', 'boss'], '--role', 'boss'],
+    [['store', 'sales', 'get', 'abc'], 'ID', 'abc'],
+  ])('exits 3 for a bad option value, whatever the command: %j', async (argv, option, value) => {
+    const result = await cli(argv);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain(`field ${option} = "${value}" breaks`);
+  });
+
   it('exits 78 with one line per configuration problem', async () => {
     const result = await cli(['config', 'check'], { STORE_SITE_ID: 'x', REDIS_URL: 'http://nope' });
     expect(result.code).toBe(78);

@@ -69,10 +69,16 @@ describe('storesync run', () => {
     expect(await run.done).toBe(0);
   });
 
-  it('refuses an unknown role as a usage error', async () => {
+  it('refuses an unknown role as a bad option value (exit 3) before starting anything', async () => {
     const result = await cli(['run', '--role', 'everything']);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('everything');
+    expect(result.code).toBe(3);
+    expect(result.stderr).toBe('storesync: nothing sent: run options: field --role = "everything" breaks "one of all, producer, worker"\n');
+  });
+
+  it('refuses a demo port out of range as a bad option value (exit 3)', async () => {
+    const result = await cli(['demo', '--once', '--port', '70000']);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('field --port = "70000" breaks "a port number from 0 to 65535"');
   });
 
   it('lists run and demo in the help', async () => {

@@ -41,12 +41,14 @@ describe('storesync simulator command', () => {
   });
 
   it.each([
-    ['--fail-rate', '1.5'],
-    ['--items', '-1'],
-    ['--port', 'eighty'],
-    ['--hash-ttl-s', '0'],
-  ])('exits 2 for %s %s', async (flag, value) => {
+    ['--fail-rate', '1.5', 'probability from 0 to 1'],
+    ['--items', '-1', 'integer >= 0'],
+    ['--port', 'eighty', 'integer >= 0'],
+    ['--port', '70000', 'a port number from 0 to 65535'],
+    ['--hash-ttl-s', '0', 'number > 0'],
+  ])('exits 3, naming the option, the value and the rule, for %s %s', async (flag, value, rule) => {
     const run = runSimulator([flag, value]);
-    expect(await run.exit).toBe(2);
+    expect(await run.exit).toBe(3);
+    expect(run.output().stderr).toBe(`storesync: nothing sent: simulator options: field ${flag} = "${value}" breaks "${rule}"\n`);
   });
 });
