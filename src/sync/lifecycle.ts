@@ -90,15 +90,18 @@ export async function startFlow<R extends LifecycleRuntime>(plan: FlowPlan<R>): 
   const timeoutDefault = rt.config.shutdown.timeoutMs;
   try {
     const sources = new Map<string, PolledSource>();
-    for (const config of producing ? (plan.sources?.configs ?? []) : []) {
-      const source = plan.sources!.open(config, rt);
-      opened.push(() => source.close());
-      sources.set(config.name, {
-        source,
-        limit: config.limit,
-        initialCursor: 'initialCursor' in config ? config.initialCursor : null,
-        schedule: config.schedule,
-      });
+    const sourcePlan = plan.sources;
+    if (producing && sourcePlan) {
+      for (const config of sourcePlan.configs) {
+        const source = sourcePlan.open(config, rt);
+        opened.push(() => source.close());
+        sources.set(config.name, {
+          source,
+          limit: config.limit,
+          initialCursor: 'initialCursor' in config ? config.initialCursor : null,
+          schedule: config.schedule,
+        });
+      }
     }
     const workers: Worker[] = [];
     if (working && plan.worker) {
