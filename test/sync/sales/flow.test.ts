@@ -2,10 +2,13 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { UnrecoverableError } from 'bullmq';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { FileSalesSink } from '../../../src/erp/sinks/file-sink.js';
 import { QUEUE_NAMES, stateKey } from '../../../src/queue/connection.js';
+import { StoreNotFoundError } from '../../../src/store/errors.js';
+import { toJobError } from '../../../src/sync/job-errors.js';
 import { exportOneSale, pullSales, startSalesFlow } from '../../../src/sync/sales/index.js';
 import { waitFor } from '../../queue/redis-helpers.js';
 import { CountingSink, type Harness, type HarnessOptions, startHarness, updatesBySale } from './harness.js';
@@ -34,6 +37,16 @@ describe('sales flow', () => {
     const states = await Promise.all(keys.map((key) => h.redis.hget(key, 'state')));
     return states.filter((state) => state === 'acked').length;
   };
+
+  it('keeps the store error class when the sale to export does not exist, so a 404 stays permanent', async () => {
+    await setUp();
+    const error = await exportOneSale(h.deps, 99_999, { sink }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreNotFoundError);
+    expect(error).toMatchObject({ code: 'ERR_STORE_NOT_FOUND', retryable: false });
+    expect((error as Error).message).toMatch(/99999: cannot read it from the store: GET /);
+    expect(toJobError(error)).toBeInstanceOf(UnrecoverableError);
+    expect(sink.exports.size).toBe(0);
+  });
 
   it('exports each sale once and acknowledges it once across overlapping pulls and re-runs', async () => {
     await setUp();
