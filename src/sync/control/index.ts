@@ -4,14 +4,14 @@
  * Add-job form and from `POST /admin/resync/...`; the worker role processes them. Started and stopped
  * by the flow lifecycle (../lifecycle.ts), like the data flows.
  */
-import { Queue, type Worker } from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
-import { type LifecycleRuntime, startFlow } from '../lifecycle.js';
-import { closeConnection } from '../runtime.js';
+import { startFlow } from '../lifecycle.js';
 import type { ControlActions } from './actions.js';
 import { type ControlJobData, controlJobName } from './job-data.js';
+import { type ControlRuntime, openControlRuntime } from './runtime.js';
 import { createControlWorker } from './worker.js';
 
 // The control flow's public surface, so callers import from the folder.
@@ -27,42 +27,12 @@ export interface ControlFlow extends Flow {
   enqueue(data: ControlJobData): Promise<string>;
 }
 
-/** The control flow's runtime: its connection and its queue. */
-interface ControlRuntime extends LifecycleRuntime {
-  readonly queue: Queue;
-}
-
 /** Starts the control queue, and its worker unless the role is `producer`. */
 export async function startControlFlow(deps: FlowDeps, options: { role: Role; actions: ControlActions }): Promise<ControlFlow> {
   const { config } = deps;
   const flow = await startFlow<ControlRuntime>({
     role: options.role,
-    openRuntime: () => {
-      const logger = deps.logger.child({ component: 'control' });
-      const redis = deps.connect();
-      const queue = new Queue(QUEUE_NAMES.control, {
-        connection: redis,
-        prefix: config.redis.prefix,
-        defaultJobOptions: {
-          // A resync is an admin decision: when it fails, the admin sees why and retries from the dashboard.
-          attempts: 1,
-          removeOnComplete: config.queue.removeOnComplete,
-          removeOnFail: config.queue.removeOnFail,
-        },
-      });
-      queue.on('error', (error) => logger.debug({ err: error }, 'control queue error'));
-      return {
-        config,
-        logger,
-        redis,
-        connect: deps.connect,
-        queue,
-        async close() {
-          await queue.close();
-          await closeConnection(redis);
-        },
-      };
-    },
+    openRuntime: () => openControlRuntime(deps),
     worker: (rt, connection) =>
       createControlWorker({
         connection,
