@@ -210,6 +210,12 @@ export const configSchema = z.object({
           lookbackHours: positiveInt.default(48),
           settleMinutes: nonNegativeInt.default(0),
           pageSize: positiveInt.max(1000).default(100),
+          /**
+           * Most listing pages one pull reads. Paging runs until the store answers an empty page; past this
+           * many pages it stops with a warning and `storesync_store_paging_stopped_total` (a store looping).
+           * @defaultValue 1000
+           */
+          maxPages: positiveInt.default(1000),
         })
         .prefault({}),
       sink: z

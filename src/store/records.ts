@@ -67,7 +67,7 @@ export function readRecord<S extends z.ZodType>(
 }
 
 /** The reject as one line: `sale 12: field Total = "abc" breaks "number ..."`. */
-export function describeReject(reject: RecordReject): string {
+export function describeReject(reject: Pick<RecordReject, 'issues'>): string {
   return reject.issues.map(formatIssue).join('; ');
 }
 

@@ -97,7 +97,7 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
 
   return {
     name: 'inventory',
-    queues: [rt.queue, rt.rejects.queue],
+    queues: [rt.queue, rt.rejects.queue, rt.storeRejects.queue],
     events,
     workers: worker ? [worker] : [],
     poll,

@@ -75,7 +75,7 @@ export async function startSalesFlow(deps: FlowDeps, options: SalesFlowOptions):
 
   return {
     name: 'sales',
-    queues: [rt.queue],
+    queues: [rt.queue, rt.storeRejects.queue],
     events: rt.events,
     workers: worker ? [worker] : [],
     async close(timeoutMs = deps.config.shutdown.timeoutMs) {
