@@ -9,8 +9,8 @@ import type { TypedEmitter } from '../../events.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import { FailedJobLog } from '../../queue/failed-job-log.js';
 import type { FlowDeps } from '../flow.js';
-import { StoreRejects } from '../store-rejects.js';
 import { closeConnection, type FlowRuntime, openFlowRuntime, retryingJobOptions } from '../runtime.js';
+import { StoreRejects } from '../store-rejects.js';
 import { InventoryState } from './state.js';
 import type { InventoryEvents, InventoryJobData } from './types.js';
 

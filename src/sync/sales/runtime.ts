@@ -10,8 +10,8 @@ import { createSink, type SalesSink } from '../../erp/sinks/index.js';
 import type { TypedEmitter } from '../../events.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
-import { StoreRejects } from '../store-rejects.js';
 import { closeConnection, type FlowRuntime, openFlowRuntime, retryingJobOptions } from '../runtime.js';
+import { StoreRejects } from '../store-rejects.js';
 import { SaleStateStore } from './sale-state.js';
 import type { SalesEvents, SalesJobData } from './types.js';
 
