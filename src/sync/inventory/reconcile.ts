@@ -17,7 +17,7 @@ import { cursorToVersion } from '../../erp/cursor.js';
 import { INVENTORY_FIELDS } from '../../erp/fields.js';
 import { createSource } from '../../erp/index.js';
 import type { ChangeSource, SourceRecord } from '../../erp/types.js';
-import { ConfigError } from '../../errors.js';
+import { ConfigError, formatIssue } from '../../errors.js';
 import type { InventoryGetOptions } from '../../store/inventory.js';
 import type { RecordReject } from '../../store/records.js';
 import type { InventoryItem } from '../../store/schemas/index.js';
@@ -149,6 +149,9 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
       options.onProgress?.(report.erpRecords, Math.max(report.erpRecords, store.count));
     }
   }
+  // An item the store sent malformed is there, only unreadable: neither missing (nor created) nor compared.
+  const unreadable = new Set(store.rejects.flatMap((reject) => (reject.id === null ? [] : [reject.id])));
+  for (const sku of unreadable) absent.delete(sku);
   const elsewhere = store.sites.includes(null) ? new Map<string, number[]>() : await findElsewhere(rt, store, [...absent.keys()]);
   const missing: Array<{ source: string; record: SourceRecord; sku: string; fields: string[] }> = [];
   for (const [sku, pending] of absent) {
@@ -167,7 +170,7 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
     report.queued += report.dryRun ? new Set(toCreate.map(({ sku }) => sku)).size : await queueForced(rt, source, toCreate);
   }
   report.storeItems = store.count;
-  report.storeRejected = store.rejects.length;
+  report.storeRejected = new Set(store.rejects.map((reject) => reject.id ?? reject.issues.map(formatIssue).join())).size;
   if (!report.dryRun) {
     await rt.storeRejects.park(store.rejects);
     await rt.storeRejects.clear('inventory', store.items.keys());
