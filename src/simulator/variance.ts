@@ -4,7 +4,7 @@
  * Only responses change; the stored records stay typed. Every choice is a function of the record and
  * the field, so the same request always answers the same body and a test can predict it.
  */
-import type { Sale, SimItem } from './types.js';
+import type { Sale, SimItem, User } from './types.js';
 
 type Loose = Record<string, unknown>;
 
@@ -76,6 +76,11 @@ export function loosenItem(item: SimItem): Loose {
   out.DepStock = item.DepStock === '' ? null : { Code: item.DepStock };
   out.ChannelData = { Origin: 'erp', Version: 2 };
   return out;
+}
+
+/** A back-office user as a loosely typing store sends it. */
+export function loosenUser(user: User): Loose {
+  return { ...loosenScalars(user, `user-${user.Id}`, ITEM_OPAQUE), ChannelData: { Origin: 'backoffice', Version: 2 } };
 }
 
 /** A sale whose listing record is malformed: `Total` is an object where a number is expected. */

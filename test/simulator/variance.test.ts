@@ -59,6 +59,14 @@ describe('simulator variance settings', () => {
     expect(loose.every((item) => typeof item.Code === 'string')).toBe(true);
   });
 
+  it('looseTypes sends users with loose booleans and numbers as text', async () => {
+    sim.faults.set({ looseTypes: true });
+    const users = (await s.call<Raw[]>('GET', '/Api/User', { query: { fields: 'None', term: '' } })).body;
+    expect(users).toHaveLength(2);
+    expect(users.every((user) => typeof user.Access !== 'boolean' && 'ChannelData' in user)).toBe(true);
+    expect(users.some((user) => typeof user.SiteId === 'string' || typeof user.ProfileId === 'string' || typeof user.Id === 'string')).toBe(true);
+  });
+
   it('malformedSaleIds and malformedItemCodes break one field of just those records', async () => {
     const code = [...sim.state.items.keys()][3]!;
     sim.faults.set({ malformedSaleIds: [7], malformedItemCodes: [code] });
