@@ -3,22 +3,16 @@
  * `limit` capped at 20 while pageSize is 100, loose types, one malformed sale, a store ignoring `offset`,
  * and a page cap. Sales go into PostgreSQL interface tables.
  */
-import { randomUUID } from 'node:crypto';
-
 import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { migrateInterfaceTables } from '../../../src/erp/sinks/migrations.js';
-import { SqlSalesSink } from '../../../src/erp/sinks/sql-sink.js';
-import { openSql, type SqlClient } from '../../../src/erp/sql-client.js';
 import { QUEUE_NAMES, stateKey } from '../../../src/queue/connection.js';
 import { VARIANCE_PROFILE } from '../../../src/simulator/index.js';
 import { READ_RULES } from '../../../src/store/schemas/fields.js';
 import { pullSales, startSalesFlow } from '../../../src/sync/sales/index.js';
 import { waitFor } from '../../queue/redis-helpers.js';
-import { type Harness, startHarness, TIME_ZONE } from './harness.js';
+import { type Harness, pgInterfaceTables, startHarness } from './harness.js';
 
-const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const FIRST = 1000;
 const COUNT = 45;
 const BROKEN = 1005;
@@ -57,17 +51,9 @@ describe('sales pull against a store that varies', () => {
   it('pulls and exports every sale through capped pages and loose types; the malformed one is parked once, then flows when fixed', async () => {
     const harness = await setUp();
     harness.sim.faults.set({ ...VARIANCE_PROFILE, malformedSaleIds: [BROKEN] });
-    const admin: SqlClient = openSql(PG_URL);
-    const schema = `ss_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
-    await admin.query(`CREATE SCHEMA "${schema}"`);
-    cleanups.push(async () => {
-      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await admin.close();
-    });
-    const names = { schema, sales: 'storesync_sales', items: 'storesync_sale_items' };
-    await migrateInterfaceTables(admin, names);
-    const sink = new SqlSalesSink(openSql(PG_URL), { tables: names, timeZone: TIME_ZONE });
-    cleanups.push(() => sink.close());
+    const tables = await pgInterfaceTables();
+    cleanups.push(() => tables.close());
+    const { admin, schema, sink } = tables;
 
     harness.sim.resetCounters();
     const first = await pullSales(harness.deps);
