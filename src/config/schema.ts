@@ -190,7 +190,10 @@ export const configSchema = z.object({
         .object({
           /** Cron of the full reconcile; null: only on demand. */
           schedule: cron.nullable().default(null),
-          /** Sites to read from the store (default: store.siteId, or all). */
+          /**
+           * Sites the reconcile reads, in addition to `store.siteId` and the SiteIds the ERP records name;
+           * with none of them, the whole store unfiltered. @defaultValue []
+           */
           siteIds: z.array(positiveInt).default([]),
         })
         .prefault({}),
