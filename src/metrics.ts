@@ -34,6 +34,22 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Store records (sales, inventory items) set aside because they did not fit, counted once per record parked. */
+  readonly storeRecordsRejected = new Counter({
+    name: `${PREFIX}store_records_rejected_total`,
+    help: 'Store records rejected on read (parked in store-rejects) by resource.',
+    labelNames: ['resource'] as const,
+    registers: [this.registry],
+  });
+
+  /** Listings whose paging stopped before an empty page: `repeated-page` (offset ignored) or `max-pages`. */
+  readonly storePagingStopped = new Counter({
+    name: `${PREFIX}store_paging_stopped_total`,
+    help: 'Store listings whose paging was stopped by a guard, by resource and reason.',
+    labelNames: ['resource', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   /** Jobs by queue and outcome: completed | skipped | retried | failed | rejected. */
   readonly jobs = new Counter({
     name: `${PREFIX}jobs_total`,

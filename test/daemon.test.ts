@@ -77,6 +77,11 @@ describe('storesync daemon', () => {
     const metrics = await (await fetch(`${d.url}/metrics`)).text();
     expect(metrics).toContain('storesync_store_logins_total{outcome="success"}');
     expect(metrics).toMatch(/storesync_queue_jobs\{queue="inventory",state="waiting"\} \d+/);
+    // Store records that did not fit on read are parked in store-rejects: a card of the dashboard, with its depth.
+    expect(metrics).toMatch(/storesync_queue_jobs\{queue="store-rejects",state="failed"\} \d+/);
+    const board = await fetch(`${d.url}/admin/queues/api/queues`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const cards = ((await board.json()) as { queues: Array<{ name: string; description?: string }> }).queues;
+    expect(cards.find((queue) => queue.name === 'store-rejects')?.description).toMatch(/did not fit on read/);
     const start = logs.lines().filter((line) => line.msg === 'storesync started');
     expect(start).toHaveLength(1);
     expect(start[0]).toMatchObject({ role: 'all', http: d.url });
@@ -145,8 +150,8 @@ describe('storesync daemon', () => {
     const counts = await d.control.queue.getJobCounts('completed');
     expect(counts.completed).toBeLessThanOrEqual(3);
     for (const flow of d.flows) {
-      // inventory-rejects jobs are born failed: their trimming is applied as they are failed.
-      for (const queue of flow.queues.filter((q) => q.name !== 'inventory-rejects')) {
+      // inventory-rejects and store-rejects jobs are born failed: their trimming is applied as they are failed.
+      for (const queue of flow.queues.filter((q) => q.name !== 'inventory-rejects' && q.name !== 'store-rejects')) {
         expect(queue.defaultJobOptions.removeOnComplete, `${queue.name} removeOnComplete`).toEqual(cfg.queue.removeOnComplete);
         expect(queue.defaultJobOptions.removeOnFail, `${queue.name} removeOnFail`).toEqual(cfg.queue.removeOnFail);
       }

@@ -56,8 +56,9 @@ async function resyncInventory(ctx: CliContext, options: ResyncInventoryOptions)
 function describe(report: ReconcileReport): string {
   const lines = [
     `${report.dryRun ? 'Dry run: nothing written. ' : ''}Sources: ${report.sources.join(', ') || '(none with a snapshot)'}`,
-    `ERP records: ${report.erpRecords}  store items: ${report.storeItems}  rejected ERP records: ${report.rejected}`,
-    `Differences: ${report.differences} in ${report.itemsWithDifferences} SKUs; missing on the store: ${report.missingOnStore}`,
+    `Sites read: ${report.sites.map((site) => site ?? 'all').join(', ')}`,
+    `ERP records: ${report.erpRecords}  store items: ${report.storeItems}  rejected ERP records: ${report.rejected}  rejected store items: ${report.storeRejected}`,
+    `Differences: ${report.differences} in ${report.itemsWithDifferences} SKUs; missing on the store: ${report.missingOnStore}; on other sites: ${report.onOtherSites}`,
     `${report.dryRun ? 'Jobs that would be queued' : 'Jobs queued'}: ${report.queued}`,
   ];
   const perField = Object.entries(report.perField).map(([field, count]) => ({ field, differences: count }));
@@ -66,6 +67,10 @@ function describe(report: ReconcileReport): string {
     lines.push('', `First ${report.sample.length} differences:`, formatTable(report.sample as unknown as Array<Record<string, unknown>>, ['sku', 'field', 'erp', 'store', 'siteId']));
   }
   if (report.missingSample.length > 0) lines.push('', `Missing on the store (first ${report.missingSample.length}): ${report.missingSample.join(', ')}`);
+  if (report.otherSiteSample.length > 0) {
+    const onSites = report.otherSiteSample.map(({ sku, siteIds }) => `${sku} on site ${siteIds.join(', ')}`);
+    lines.push('', `On sites not reconciled (first ${onSites.length}): ${onSites.join('; ')}`);
+  }
   return lines.join('\n');
 }
 

@@ -190,7 +190,10 @@ export const configSchema = z.object({
         .object({
           /** Cron of the full reconcile; null: only on demand. */
           schedule: cron.nullable().default(null),
-          /** Sites to read from the store (default: store.siteId, or all). */
+          /**
+           * Sites the reconcile reads, in addition to `store.siteId` and the SiteIds the ERP records name;
+           * with none of them, the whole store unfiltered. @defaultValue []
+           */
           siteIds: z.array(positiveInt).default([]),
         })
         .prefault({}),
@@ -210,6 +213,12 @@ export const configSchema = z.object({
           lookbackHours: positiveInt.default(48),
           settleMinutes: nonNegativeInt.default(0),
           pageSize: positiveInt.max(1000).default(100),
+          /**
+           * Most listing pages one pull reads. Paging runs until the store answers an empty page; past this
+           * many pages it stops with a warning and `storesync_store_paging_stopped_total` (a store looping).
+           * @defaultValue 1000
+           */
+          maxPages: positiveInt.default(1000),
         })
         .prefault({}),
       sink: z

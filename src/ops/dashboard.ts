@@ -19,6 +19,8 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   inventory: 'ERP stock and price changes sent to the store, one job per SKU',
   sales: 'store sales exported to the ERP and acknowledged, one job per sale',
   fulfillment: 'shipment updates written back to store sales',
+  'inventory-rejects': 'ERP rows refused before queueing (field, value, rule); fix the row at the source',
+  'store-rejects': 'store records (sales, items) that did not fit on read: resource, id, field, value, rule; removed once they read fine',
   control: 'resync requests: use "Add job" for a reconcile, a dry run or a sales re-pull',
 };
 

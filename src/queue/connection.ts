@@ -9,6 +9,8 @@ export const QUEUE_NAMES = {
   inventory: 'inventory',
   /** ERP rows refused before queueing, kept as failed jobs so they show in the dashboard. */
   inventoryRejects: 'inventory-rejects',
+  /** Store records (sales, inventory items) that did not fit their schema on read, kept as failed jobs. */
+  storeRejects: 'store-rejects',
   sales: 'sales',
   fulfillment: 'fulfillment',
   control: 'control',

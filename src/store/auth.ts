@@ -38,7 +38,7 @@ export class AuthSession implements StoreApi {
   readonly logger: Logger;
   readonly #transport: Transport;
   readonly #events: TypedEmitter<StoreEvents>;
-  readonly #metrics: StoreMetrics | undefined;
+  readonly metrics: StoreMetrics | undefined;
   readonly #now: () => number;
   #current: { hash: string; obtainedAt: number } | undefined;
   #pending: Promise<string> | undefined;
@@ -48,7 +48,7 @@ export class AuthSession implements StoreApi {
     this.#transport = options.transport;
     this.logger = options.logger;
     this.#events = options.events;
-    this.#metrics = options.metrics;
+    this.metrics = options.metrics;
     this.#now = options.now;
     registerSecret(options.config.password);
   }
@@ -140,7 +140,7 @@ export class AuthSession implements StoreApi {
 
   #record(outcome: 'success' | 'failure', started: number): void {
     const durationMs = performance.now() - started;
-    this.#metrics?.storeLogins.inc({ outcome });
+    this.metrics?.storeLogins.inc({ outcome });
     this.#events.emit('store:auth', { outcome, durationMs });
   }
 }

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 
 import { ValidationError } from '../errors.js';
+import { readRecord, type RecordRead, type RecordReadOptions, reportReject } from './records.js';
 import {
   type InventoryItem,
   inventoryItemSchema,
@@ -27,7 +28,7 @@ export interface InventoryQuery {
 }
 
 /** Options of the inventory query. */
-export interface InventoryGetOptions extends CallOptions {
+export interface InventoryGetOptions extends RecordReadOptions {
   /** `get`: `/Api/Inventory/Get` (default); `plain`: `/Api/inventory`. The spec documents both. */
   form?: 'get' | 'plain';
 }
@@ -35,8 +36,13 @@ export interface InventoryGetOptions extends CallOptions {
 const ENDPOINTS = { get: '/Api/Inventory/Get', plain: '/Api/inventory' } as const;
 const UPDATE_ENDPOINT = '/Api/Inventory';
 
+/** Reads one item of a query answer; an item that does not fit is a reject (a streaming reader calls this per element). */
+export function parseInventoryRecord(raw: unknown, endpoint = `GET ${ENDPOINTS.get}`): RecordRead<InventoryItem> {
+  return readRecord(inventoryItemSchema, raw, { resource: 'inventory', key: 'Code', endpoint });
+}
+
 // A single item where a list was expected is read as a list of one: older services answered so for `code`.
-const itemListSchema = z.union([z.array(inventoryItemSchema), inventoryItemSchema.transform((item) => [item])]);
+const rawListSchema = z.union([z.array(z.unknown()), z.looseObject({}).transform((item) => [item])]);
 
 /** The inventory resource of the store client. */
 export class InventoryApi {
@@ -46,7 +52,10 @@ export class InventoryApi {
     this.#api = api;
   }
 
-  /** Reads items (all of them, or the one with `code`). */
+  /**
+   * Reads items (all of them, or the one with `code`). Item by item: one that does not fit is handed to
+   * `options.onReject` (or logged) and left out.
+   */
   async get(query: InventoryQuery = {}, options: InventoryGetOptions = {}): Promise<InventoryItem[]> {
     const items: InventoryItem[] = [];
     await this.each(query, (item) => void items.push(item), options);
@@ -73,14 +82,13 @@ export class InventoryApi {
       options,
     );
     if (body === null) return;
-    if (!Array.isArray(body)) {
-      for (const item of readAs(itemListSchema, body, 'GET', endpoint)) visit(item);
-      return;
-    }
-    for (let index = 0; index < body.length; index++) {
-      const item = readAs(inventoryItemSchema, body[index], 'GET', `${endpoint} (item ${index})`);
-      body[index] = undefined;
-      visit(item);
+    const label = `GET ${endpoint}`;
+    const raw = Array.isArray(body) ? body : readAs(rawListSchema, body, 'GET', endpoint);
+    for (let index = 0; index < raw.length; index++) {
+      const read = parseInventoryRecord(raw[index], label);
+      raw[index] = undefined;
+      if (read.ok) visit(read.record);
+      else reportReject(this.#api, read.reject, options);
     }
   }
 

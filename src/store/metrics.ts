@@ -21,4 +21,6 @@ export interface StoreMetrics {
   readonly storeRequestDuration: LabelledHistogram<'endpoint' | 'method'>;
   /** Logins by outcome: success | failure. */
   readonly storeLogins: LabelledCounter<'outcome'>;
+  /** Listings whose paging was stopped before an empty page, by resource and reason (`repeated-page`, `max-pages`). */
+  readonly storePagingStopped: LabelledCounter<'resource' | 'reason'>;
 }

@@ -6,6 +6,7 @@ import { z } from 'zod';
 
 import { ValidationError } from '../errors.js';
 import { formatQueryDate } from './dates.js';
+import { readRecord, type RecordRead, type RecordReadOptions, reportReject } from './records.js';
 import { completeSaleUpdate, withStatusText } from './sale-update.js';
 import { type Sale, saleSchema, type SaleUpdate, saleUpdateSchema } from './schemas/index.js';
 import { type CallOptions, readAs, type StoreApi } from './transport.js';
@@ -41,14 +42,45 @@ export interface SaleFilters {
 
 /** Filters of `sales.iterate`: the list's filters, paged by `pageSize` from `offset`. */
 export type SaleIterateFilters = Omit<SaleFilters, 'limit'> & {
-  /** Sales per page (default 100; the spec recommends 50 to 100). */
+  /** Sales asked for per page (default 100; the spec recommends 50 to 100). The store may answer fewer. */
   pageSize?: number;
+  /** Most pages read before paging stops with a warning (default 1000): a guard against endless paging. */
+  maxPages?: number;
 };
+
+/** Why paging stopped before an empty page. */
+export type PagingStopReason = 'repeated-page' | 'max-pages';
+
+/** Paging that a guard stopped: sales after this point may not have been read. */
+export interface PagingStop {
+  reason: PagingStopReason;
+  /** Pages read. */
+  pages: number;
+  /** Offset of the next page that was not read. */
+  offset: number;
+}
+
+/** Options of `sales.iterate`. */
+export interface SaleIterateOptions extends RecordReadOptions {
+  /** Called when a guard stops the paging (also logged as a warning and counted). */
+  onPagingStop?: (stop: PagingStop) => void;
+}
 
 const LIST_ENDPOINT = '/Api/Sale/';
 const SALE_ENDPOINT = '/Api/Sale/{id}';
 const DEFAULT_PAGE_SIZE = 100;
-const saleListSchema = z.array(saleSchema);
+const DEFAULT_MAX_PAGES = 1000;
+const LIST_LABEL = `GET ${LIST_ENDPOINT}`;
+const rawListSchema = z.array(z.unknown());
+
+/** Reads one sale of a listing; a sale that does not fit is a reject (a streaming reader calls this per element). */
+export function parseSaleRecord(raw: unknown, endpoint = LIST_LABEL): RecordRead<Sale> {
+  return readRecord(saleSchema, raw, { resource: 'sale', key: 'Id', endpoint });
+}
+
+function readId(read: RecordRead<Sale>): string | null {
+  return read.ok ? String(read.record.Id) : read.reject.id;
+}
 
 /** The sales resource of the store client. */
 export class SalesApi {
@@ -58,8 +90,21 @@ export class SalesApi {
     this.#api = api;
   }
 
-  /** One page of sales matching `filters` (the store answers a bare array). */
-  async list(filters: SaleFilters = {}, options: CallOptions = {}): Promise<Sale[]> {
+  /**
+   * One page of sales matching `filters` (the store answers a bare array). Read sale by sale: a sale
+   * that does not fit is handed to `options.onReject` (or logged) and left out; the others are returned.
+   */
+  async list(filters: SaleFilters = {}, options: RecordReadOptions = {}): Promise<Sale[]> {
+    const sales: Sale[] = [];
+    for (const read of await this.#page(filters, options)) {
+      if (read.ok) sales.push(read.record);
+      else reportReject(this.#api, read.reject, options);
+    }
+    return sales;
+  }
+
+  /** One listing page, each record read on its own. */
+  async #page(filters: SaleFilters, options: CallOptions): Promise<Array<RecordRead<Sale>>> {
     assertSaleListQuery(filters);
     const timeZone = this.#api.config.timeZone;
     const date = (value: Date | string | undefined): string | undefined =>
@@ -87,38 +132,63 @@ export class SalesApi {
       },
       options,
     );
-    return body === null ? [] : readAs(saleListSchema, body, 'GET', LIST_ENDPOINT);
+    if (body === null) return [];
+    // Not a list at all is the whole answer's fault, not a record's.
+    const raw = readAs(rawListSchema, body, 'GET', LIST_ENDPOINT);
+    return raw.map((record) => parseSaleRecord(record));
   }
 
   /**
-   * Every sale matching `filters`, page by page with limit/offset, each sale yielded once (by Id).
-   * Stops on a page shorter than `pageSize`, and on a page that brings no new sale: a store that
-   * ignores `offset` answers the same page forever, so that is logged as a warning, not looped on.
+   * Every sale matching `filters`, page by page with limit/offset, each sale yielded once (by Id), until
+   * the store answers an empty page. A page shorter than `pageSize` is not the end: the spec gives no
+   * maximum `limit`, and a store that caps it answers short pages all along. Two guards stop the paging
+   * with a warning, the `storesync_store_paging_stopped_total` counter and `onPagingStop`: a page that
+   * brings no sale not seen before (a store that ignores `offset`), and more than `maxPages` pages.
    */
-  async *iterate(filters: SaleIterateFilters = {}, options: CallOptions = {}): AsyncGenerator<Sale, void, undefined> {
-    const { pageSize = DEFAULT_PAGE_SIZE, ...rest } = filters;
-    if (!Number.isInteger(pageSize) || pageSize <= 0) {
-      throw new ValidationError([{ field: 'pageSize', value: pageSize, rule: 'positive integer' }], 'sales iterate');
-    }
-    const seen = new Set<number>();
+  async *iterate(filters: SaleIterateFilters = {}, options: SaleIterateOptions = {}): AsyncGenerator<Sale, void, undefined> {
+    const { pageSize = DEFAULT_PAGE_SIZE, maxPages = DEFAULT_MAX_PAGES, ...rest } = filters;
+    const issues = [
+      ...(Number.isInteger(pageSize) && pageSize > 0 ? [] : [{ field: 'pageSize', value: pageSize, rule: 'positive integer' }]),
+      ...(Number.isInteger(maxPages) && maxPages > 0 ? [] : [{ field: 'maxPages', value: maxPages, rule: 'positive integer' }]),
+    ];
+    if (issues.length > 0) throw new ValidationError(issues, 'sales iterate');
+    const seen = new Set<string>();
     let offset = rest.offset ?? 0;
-    for (;;) {
-      const page = await this.list({ ...rest, limit: pageSize, offset }, options);
-      const fresh = page.filter((sale) => !seen.has(sale.Id));
-      if (page.length > 0 && fresh.length === 0) {
-        this.#api.logger.warn(
-          { endpoint: `GET ${LIST_ENDPOINT}`, offset, pageSize },
-          'the store answered a page of sales already seen (offset ignored?); stopping the paging',
-        );
+    for (let pages = 0; ; pages++) {
+      if (pages >= maxPages) {
+        this.#stopPaging({ reason: 'max-pages', pages, offset }, pageSize, options);
         return;
       }
-      for (const sale of fresh) {
-        seen.add(sale.Id);
-        yield sale;
+      const reads = await this.#page({ ...rest, limit: pageSize, offset }, options);
+      if (reads.length === 0) return;
+      // A record without a usable Id cannot be recognised again; it counts as new.
+      const fresh = reads.filter((read) => {
+        const id = readId(read);
+        return id === null || !seen.has(id);
+      });
+      if (fresh.length === 0) {
+        this.#stopPaging({ reason: 'repeated-page', pages: pages + 1, offset }, pageSize, options);
+        return;
       }
-      if (page.length < pageSize) return;
-      offset += page.length;
+      for (const read of fresh) {
+        const id = readId(read);
+        if (id !== null) seen.add(id);
+        if (read.ok) yield read.record;
+        else reportReject(this.#api, read.reject, options);
+      }
+      offset += reads.length;
     }
+  }
+
+  #stopPaging(stop: PagingStop, pageSize: number, options: SaleIterateOptions): void {
+    this.#api.metrics?.storePagingStopped.inc({ resource: 'sale', reason: stop.reason });
+    this.#api.logger.warn(
+      { endpoint: LIST_LABEL, ...stop, pageSize },
+      stop.reason === 'repeated-page'
+        ? 'the store answered a page of sales already seen (offset ignored?); paging stopped, later sales may be missing'
+        : `sales paging stopped after ${stop.pages} pages (the page limit); later sales may be missing`,
+    );
+    options.onPagingStop?.(stop);
   }
 
   /** One sale by id; `from`/`to` are passed as the spec lists them. Throws StoreNotFoundError on 404. */

@@ -68,6 +68,8 @@ export interface StoreApi {
   request(request: StoreRequest, options?: CallOptions): Promise<unknown>;
   readonly config: StoreConfig;
   readonly logger: Logger;
+  /** Where the resource modules record what they count (paging stopped early); none: not recorded. */
+  readonly metrics: StoreMetrics | undefined;
 }
 
 /** Longest wait a `Retry-After` may impose; a store asking for more is treated as asking for this. */

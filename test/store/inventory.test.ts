@@ -3,6 +3,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import { Metrics } from '../../src/metrics.js';
 import { StoreConflictError, StoreNotFoundError, StoreRejectedError, StoreTimeoutError } from '../../src/store/errors.js';
+import type { RecordReject } from '../../src/store/records.js';
+import { READ_RULES } from '../../src/store/schemas/fields.js';
+import type { InventoryItem } from '../../src/store/schemas/index.js';
 import { type StoreFixture, storeFixture } from './setup.js';
 
 let fixture: StoreFixture;
@@ -42,6 +45,30 @@ describe('inventory.get', () => {
     const byList = await fixture.client.inventory.get({ pricelistId: item!.PriceListId!, code: 'SKU-000003' });
     expect(byList).toHaveLength(1);
     expect(await fixture.client.inventory.get({ code: 'NO-SUCH-CODE' })).toEqual([]);
+  });
+});
+
+describe('inventory.get against a store that varies', () => {
+  it('reads a loosely typing store\'s items as the same typed values, Taxes and DepStock kept as sent', async () => {
+    const typed = await fixture.client.inventory.get();
+    fixture.sim.faults.set({ looseTypes: true });
+    const loose = await fixture.client.inventory.get();
+    const view = (item: InventoryItem) => [item.Code, item.Stock, item.Price, item.OfferPrice, item.ForSale, item.Published, item.IsItem, item.SiteId, item.PriceListId];
+    expect(loose.map(view)).toEqual(typed.map(view));
+    const sample = loose.find((item) => item.Code === 'SKU-000003')!;
+    const taxes = typed.find((item) => item.Code === 'SKU-000003')!.Taxes;
+    expect([{ Name: 'IVA', Value: taxes }, [{ Name: 'IVA', Value: taxes }]]).toContainEqual(sample.Taxes);
+    expect(sample).toHaveProperty('ChannelData');
+  });
+
+  it('sets aside a malformed item, naming code, field, value and rule, and returns every other one', async () => {
+    fixture.sim.faults.set({ malformedItemCodes: ['SKU-000007'] });
+    const rejects: RecordReject[] = [];
+    const items = await fixture.client.inventory.get({}, { onReject: (reject) => void rejects.push(reject) });
+    expect(items).toHaveLength(39);
+    expect(rejects).toEqual([
+      expect.objectContaining({ resource: 'inventory', id: 'SKU-000007', field: 'Price', value: 'consultar', rule: READ_RULES.number }),
+    ]);
   });
 });
 

@@ -2,17 +2,21 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { ValidationError } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
+import { Metrics } from '../../src/metrics.js';
 import { formatQueryDate, parseStoreDate } from '../../src/store/dates.js';
 import { StoreNotFoundError } from '../../src/store/errors.js';
+import type { RecordReject } from '../../src/store/records.js';
+import type { PagingStop } from '../../src/store/sales.js';
+import { READ_RULES } from '../../src/store/schemas/fields.js';
 import type { Sale } from '../../src/store/schemas/index.js';
 import { type StoreFixture, storeFixture } from './setup.js';
 
 const TZ = 'America/Argentina/Buenos_Aires';
 let fixture: StoreFixture;
 const logLines: string[] = [];
+const logger = createLogger({ level: 'warn', destination: { write: (line: string) => void logLines.push(line) } });
 
 beforeAll(async () => {
-  const logger = createLogger({ level: 'warn', destination: { write: (line: string) => void logLines.push(line) } });
   fixture = await storeFixture({ sales: 250, seed: 7 }, { logger });
 });
 
@@ -98,6 +102,78 @@ describe('sales.iterate', () => {
     expect(fixture.sim.counters().requests['GET /Api/Sale']).toBe(2);
     await new Promise((resolve) => setImmediate(resolve));
     expect(logLines.some((line) => line.includes('offset ignored'))).toBe(true);
+  });
+
+  it('delivers every sale from a store that caps limit at 20 while pageSize is 100', async () => {
+    fixture.sim.faults.set({ saleLimitCap: 20 });
+    const ids: number[] = [];
+    for await (const sale of fixture.client.sales.iterate({ pageSize: 100 })) ids.push(sale.Id);
+    expect(ids).toEqual(fixture.sim.state.sales.map((s) => s.sale.Id));
+    // 13 short pages (the last one of 10), then the empty page that ends the paging.
+    expect(fixture.sim.counters().requests['GET /Api/Sale']).toBe(14);
+  });
+
+  it('counts the stop, and tells the caller, when the store ignores offset', async () => {
+    const metrics = new Metrics({ defaultMetrics: false });
+    const client = fixture.newClient({ metrics });
+    fixture.sim.faults.set({ ignoreOffset: true });
+    const stops: PagingStop[] = [];
+    let count = 0;
+    for await (const _ of client.sales.iterate({ pageSize: 50 }, { onPagingStop: (stop) => void stops.push(stop) })) count++;
+    expect(count).toBe(50);
+    expect(stops).toEqual([{ reason: 'repeated-page', pages: 2, offset: 50 }]);
+    expect((await metrics.storePagingStopped.get()).values).toEqual([{ labels: { resource: 'sale', reason: 'repeated-page' }, value: 1 }]);
+  });
+
+  it('stops after maxPages with a warning, the counter and onPagingStop', async () => {
+    const metrics = new Metrics({ defaultMetrics: false });
+    const client = fixture.newClient({ metrics, logger });
+    const stops: PagingStop[] = [];
+    const ids: number[] = [];
+    for await (const sale of client.sales.iterate({ pageSize: 50, maxPages: 3 }, { onPagingStop: (stop) => void stops.push(stop) })) {
+      ids.push(sale.Id);
+    }
+    expect(ids).toHaveLength(150);
+    expect(stops).toEqual([{ reason: 'max-pages', pages: 3, offset: 150 }]);
+    expect((await metrics.storePagingStopped.get()).values).toEqual([{ labels: { resource: 'sale', reason: 'max-pages' }, value: 1 }]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(logLines.some((line) => line.includes('sales paging stopped after 3 pages'))).toBe(true);
+  });
+
+  it('refuses a maxPages that is not a positive integer', async () => {
+    await expect(fixture.client.sales.iterate({ maxPages: 0 }).next()).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it('sets aside a malformed sale, naming id, field, value and rule, and yields every other one', async () => {
+    fixture.sim.faults.set({ malformedSaleIds: [5, 120], saleLimitCap: 20 });
+    const rejects: RecordReject[] = [];
+    const ids: number[] = [];
+    for await (const sale of fixture.client.sales.iterate({ pageSize: 100 }, { onReject: (reject) => void rejects.push(reject) })) ids.push(sale.Id);
+    expect(ids).toHaveLength(248);
+    expect(ids).not.toContain(5);
+    expect(rejects.map(({ resource, id, field, rule }) => ({ resource, id, field, rule }))).toEqual([
+      { resource: 'sale', id: '5', field: 'Total', rule: READ_RULES.number },
+      { resource: 'sale', id: '120', field: 'Total', rule: READ_RULES.number },
+    ]);
+    expect(rejects[0]!.value).toEqual({ Amount: stored(5).sale.Total });
+  });
+
+  it('reads a loosely typing store\'s sales as the same typed values', async () => {
+    const typed = await fixture.client.sales.list({ limit: 1000 });
+    fixture.sim.faults.set({ looseTypes: true });
+    const loose = await fixture.client.sales.list({ limit: 1000 });
+    const view = (sale: Sale) => ({
+      Id: sale.Id,
+      Status: sale.Status,
+      Total: sale.Total,
+      SiteId: sale.SiteId,
+      Access: sale.UserData?.Access,
+      Enable: sale.PayMethod?.Enable,
+      Lines: sale.Items?.map((line) => [line.Code, line.Quantity, line.Price, line.IsItem]),
+    });
+    expect(loose.map(view)).toEqual(typed.map(view));
+    // Unknown fields are kept (and ignored).
+    expect(loose[0]).toHaveProperty('ChannelData');
   });
 
   it('honours Retry-After from a 429 and goes on', async () => {

@@ -11,6 +11,7 @@ import {
   StoreRejectedError,
   StoreServerError,
 } from '../../src/store/errors.js';
+import type { RecordReject } from '../../src/store/records.js';
 import { backoffMs, MAX_RETRY_AFTER_MS, parseRetryAfter } from '../../src/store/transport.js';
 import { type FakeAnswer, type FakeRemote, type FakeRequest, startFakeRemote } from './fake-remote.js';
 
@@ -107,8 +108,16 @@ describe('responses that are not what the spec describes', () => {
     expect(fake.requests.filter((r) => r.path === '/Api/Inventory')).toHaveLength(1);
   });
 
-  it('refuses a list whose sale has no Id as a bad response', async () => {
-    const fake = await remote((request) => (request.path === '/Api/Sale/' ? { body: [{ Status: 1 }] } : undefined));
+  it('sets aside a sale without an Id, reporting it, and returns the others', async () => {
+    const fake = await remote((request) => (request.path === '/Api/Sale/' ? { body: [{ Status: 1 }, { Id: 2, Status: 1 }] } : undefined));
+    const rejects: RecordReject[] = [];
+    const found = await client(fake.url).sales.list({}, { onReject: (reject) => void rejects.push(reject) });
+    expect(found.map((sale) => sale.Id)).toEqual([2]);
+    expect(rejects).toMatchObject([{ resource: 'sale', id: null, field: 'Id', value: undefined, rule: 'integer (or an integer written as text)' }]);
+  });
+
+  it('refuses an answer that is not a list as a bad response', async () => {
+    const fake = await remote((request) => (request.path === '/Api/Sale/' ? { body: { Data: [{ Id: 1 }] } } : undefined));
     await expect(client(fake.url).sales.list()).rejects.toThrow(/unexpected response shape/);
   });
 });

@@ -56,6 +56,16 @@ describe('users', () => {
     expect(fixture.sim.counters().requests['GET /Api/User']).toBe(2);
   });
 
+  it('reads a loosely typing store\'s users as the same typed values', async () => {
+    const typed = await fixture.client.users.search({ fields: 'None', term: '' });
+    fixture.sim.faults.set({ looseTypes: true });
+    const loose = await fixture.client.users.search({ fields: 'None', term: '' });
+    const view = (u: User) => [u.Id, u.SiteId, u.Access, u.ProfileId, u.PriceListId, u.Username, u.EMail];
+    expect(loose.map(view)).toEqual(typed.map(view));
+    const one = await fixture.client.users.get(firstUser().Id!);
+    expect(view(one)).toEqual(view(typed.find((u) => u.Id === one.Id)!));
+  });
+
   it('refuses a search field outside the spec before sending', async () => {
     await expect(fixture.client.users.search({ fields: 'Email' as UserSearchField, term: 'x' })).rejects.toBeInstanceOf(ValidationError);
     expect(fixture.sim.counters().total).toBe(0);

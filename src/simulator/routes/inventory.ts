@@ -6,6 +6,7 @@ import { HttpError } from '../http.js';
 import type { Route, RouteReply, RouteRequest } from '../router.js';
 import type { ItemInput, SimItem } from '../types.js';
 import { inventoryIssues, validationFailure } from '../validation.js';
+import { loosenItem, malformItem } from '../variance.js';
 import { type SimContext, successFalse } from './context.js';
 
 /** The fields of a write as logged: everything sent except the key fields. */
@@ -21,14 +22,23 @@ function query(ctx: SimContext, { query: q }: RouteRequest): RouteReply {
   const id = q.int('id') ?? q.int('itemId');
   const withPreferences = q.bool('includePreferences') ?? false;
   const candidates = code === undefined ? ctx.state.items.values() : [ctx.state.items.get(code)].filter((s) => s !== undefined);
-  const out: Array<SimItem | (SimItem & { Preferences: unknown })> = [];
+  const out: unknown[] = [];
   for (const { item, meta } of candidates) {
     if (priceListId !== undefined && item.PriceListId !== priceListId) continue;
     if (siteId !== undefined && item.SiteId !== siteId) continue;
     if (id !== undefined && item.InternalId !== id) continue;
-    out.push(withPreferences ? { ...item, Preferences: meta.preferences } : item);
+    const record = presentItem(ctx, item);
+    out.push(withPreferences ? { ...record, Preferences: meta.preferences } : record);
   }
   return { status: 200, body: out };
+}
+
+/** The item as this store sends it: loosely typed and/or malformed when the variance settings say so. */
+function presentItem(ctx: SimContext, item: SimItem): object {
+  const { looseTypes, malformedItemCodes } = ctx.faults.current;
+  if (!looseTypes && !malformedItemCodes.includes(item.Code)) return item;
+  const record = looseTypes ? loosenItem(item) : { ...item };
+  return malformedItemCodes.includes(item.Code) ? malformItem(record) : record;
 }
 
 async function update(ctx: SimContext, req: RouteRequest): Promise<RouteReply> {

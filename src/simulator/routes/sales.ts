@@ -5,6 +5,7 @@ import { fold } from '../people.js';
 import type { Query, Route, RouteReply, RouteRequest } from '../router.js';
 import type { StoredSale } from '../sale-generator.js';
 import type { Sale } from '../types.js';
+import { loosenSale, malformSale } from '../variance.js';
 import { SALE_STATUSES } from '../vocabulary.js';
 import { type SimContext, successFalse } from './context.js';
 
@@ -80,9 +81,21 @@ function list(ctx: SimContext, { query: q }: RouteRequest): RouteReply {
     throw new HttpError(400, 'limit and offset must not be negative');
   }
   const matches = ctx.state.sales.filter(saleFilter(ctx, q));
-  const start = ctx.faults.current.ignoreOffset ? 0 : (offset ?? 0);
-  const page = matches.slice(start, limit === undefined ? undefined : start + limit);
-  return { status: 200, body: page.map((s) => s.sale) };
+  const { ignoreOffset, saleLimitCap } = ctx.faults.current;
+  const start = ignoreOffset ? 0 : (offset ?? 0);
+  // A capped store answers at most `saleLimitCap` sales whatever `limit` asks (and with no `limit`).
+  const asked = limit ?? Number.POSITIVE_INFINITY;
+  const size = saleLimitCap > 0 ? Math.min(asked, saleLimitCap) : asked;
+  const page = matches.slice(start, Number.isFinite(size) ? start + size : undefined);
+  return { status: 200, body: page.map((s) => presentSale(ctx, s.sale)) };
+}
+
+/** The sale as this store sends it: loosely typed and/or malformed when the variance settings say so. */
+function presentSale(ctx: SimContext, sale: Sale): unknown {
+  const { looseTypes, malformedSaleIds } = ctx.faults.current;
+  if (!looseTypes && !malformedSaleIds.includes(sale.Id)) return sale;
+  const record = looseTypes ? loosenSale(sale) : { ...sale };
+  return malformedSaleIds.includes(sale.Id) ? malformSale(record) : record;
 }
 
 function saleById(ctx: SimContext, id: number | undefined): StoredSale {
@@ -95,7 +108,7 @@ function get(ctx: SimContext, req: RouteRequest): RouteReply {
   // from/to are listed for this endpoint with no stated meaning: checked, then not applied.
   req.query.date('from', ctx.timeZone);
   req.query.date('to', ctx.timeZone);
-  return { status: 200, body: saleById(ctx, req.params.id).sale };
+  return { status: 200, body: presentSale(ctx, saleById(ctx, req.params.id).sale) };
 }
 
 async function update(ctx: SimContext, req: RouteRequest): Promise<RouteReply> {

@@ -8,6 +8,7 @@ import { fold } from '../people.js';
 import type { Route, RouteReply, RouteRequest } from '../router.js';
 import type { User } from '../types.js';
 import { checkTypes, requireString } from '../validation.js';
+import { loosenUser } from '../variance.js';
 import type { SimContext } from './context.js';
 
 /** Search fields of the spec → the user text searched; None searches every one of them. */
@@ -94,11 +95,17 @@ async function update(ctx: SimContext, req: RouteRequest): Promise<RouteReply> {
   return { status: 200, body: user };
 }
 
+/** A read's answer as this store sends it: loosely typed when `looseTypes` is on. */
+function present(ctx: SimContext, reply: RouteReply): RouteReply {
+  if (!ctx.faults.current.looseTypes) return reply;
+  return { ...reply, body: Array.isArray(reply.body) ? reply.body.map((user: User) => loosenUser(user)) : loosenUser(reply.body as User) };
+}
+
 /** The user routes. */
 export function userRoutes(ctx: SimContext): Route[] {
-  const byId = (req: RouteRequest): RouteReply => ({ status: 200, body: userById(ctx, req.params.id) });
+  const byId = (req: RouteRequest): RouteReply => present(ctx, { status: 200, body: userById(ctx, req.params.id) });
   return [
-    { method: 'GET', template: '/Api/User', handle: (req) => search(ctx, req) },
+    { method: 'GET', template: '/Api/User', handle: (req) => present(ctx, search(ctx, req)) },
     { method: 'GET', template: '/Api/User/{id}', handle: byId },
     { method: 'GET', template: '/user/{id}', handle: byId },
     { method: 'POST', template: '/Api/User', handle: (req) => create(ctx, req) },

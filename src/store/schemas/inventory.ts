@@ -1,10 +1,10 @@
 /** Schemas of the inventory item: as the query returns it, and as an update must be written. */
 import { z } from 'zod';
 
-import { bool, int, num, rule, str } from './fields.js';
+import { bool, int, looseString, num, numberOrObject, rule, str, stringOrObject } from './fields.js';
 
 /** A custom attribute of an inventory item. */
-export const propertySchema = z.looseObject({ Key: z.string(), Value: z.string().nullable() });
+export const propertySchema = z.looseObject({ Key: looseString, Value: looseString.nullable() });
 
 /** An extended warranty offered with an inventory item. */
 export const extendedWarrantySchema = z.looseObject({
@@ -18,11 +18,11 @@ export const extendedWarrantySchema = z.looseObject({
 /** An inventory item as the inventory query returns it. `Code` is the key. */
 export const inventoryItemSchema = z.looseObject({
   InternalId: int,
-  Code: z.string(),
+  Code: looseString.refine((code) => code.trim() !== '', rule('required non-empty string')),
   Stock: num,
   Price: num,
   OfferPrice: num,
-  Taxes: num,
+  Taxes: numberOrObject,
   ForSale: bool,
   Published: bool,
   IsItem: bool,
@@ -32,7 +32,7 @@ export const inventoryItemSchema = z.looseObject({
   PriceListCode: str,
   PriceMode: int,
   PrecioOriginal: z.union([z.string(), z.number()]).nullish(),
-  DepStock: z.union([z.string(), z.number()]).nullish(),
+  DepStock: stringOrObject,
   Properties: z.array(propertySchema).nullish(),
   Name: str,
   Code2: str,

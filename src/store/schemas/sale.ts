@@ -1,7 +1,7 @@
 /** Schemas of a sale, its parts, and the sale update body. */
 import { z } from 'zod';
 
-import { bool, contactFields, int, looseNumber, num, storeDate, str } from './fields.js';
+import { bool, contactFields, int, looseInt, num, storeDate, str } from './fields.js';
 
 /** Payment method of a sale. */
 export const payMethodSchema = z.looseObject({
@@ -94,7 +94,7 @@ export type SaleItem = z.infer<typeof saleItemSchema>;
 
 /** A sale (order). `Id` is the key; everything else is read tolerantly. */
 export const saleSchema = z.looseObject({
-  Id: looseNumber.pipe(z.number().int()),
+  Id: looseInt,
   InternalCode: str,
   PayMethodId: int,
   PayMethod: payMethodSchema.nullish(),

@@ -4,16 +4,15 @@
  * are compared by meaning: numbers within half a cent, text trimmed, and objects only on the keys the
  * ERP provides.
  */
+import { numberFromText } from '../../store/schemas/fields.js';
 
 /** Money has two decimals: anything closer than half a cent is the same amount. */
 const NUMBER_TOLERANCE = 0.005;
 
 function asNumber(value: unknown): number | undefined {
   if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
-  if (typeof value === 'string' && value.trim() !== '') {
-    const number = Number(value);
-    return Number.isFinite(number) ? number : undefined;
-  }
+  // Inside fields of no fixed shape (ExtendedWarranty) a store may write decimals as text, with a comma too.
+  if (typeof value === 'string') return numberFromText(value);
   return undefined;
 }
 

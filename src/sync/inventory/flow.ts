@@ -73,7 +73,7 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
   });
   return {
     name: 'inventory',
-    queues: [flow.rt.queue, flow.rt.rejects.queue],
+    queues: [flow.rt.queue, flow.rt.rejects.queue, flow.rt.storeRejects.queue],
     events,
     workers: flow.workers,
     poll: pollWith(flow.rt, flow.sources),

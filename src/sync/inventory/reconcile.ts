@@ -7,12 +7,19 @@
  * the store once acknowledged but no longer has. The version rule still applies: a snapshot row
  * without a cursor takes the version the store last took for that field, so it may be resent but
  * never overrides a newer change.
+ *
+ * Sites: the store is read on every site the configuration writes to (`inventory.reconcile.siteIds`,
+ * `store.siteId`, and each SiteId the ERP records name, read when first met). A SKU found on none of
+ * them is looked up by code on the whole store: one living on another site is reported "on site N",
+ * neither missing nor created. A store item that does not fit its schema is parked in `store-rejects`.
  */
 import { cursorToVersion } from '../../erp/cursor.js';
 import { INVENTORY_FIELDS } from '../../erp/fields.js';
 import { createSource } from '../../erp/index.js';
 import type { ChangeSource, SourceRecord } from '../../erp/types.js';
-import { ConfigError } from '../../errors.js';
+import { ConfigError, formatIssue } from '../../errors.js';
+import type { InventoryGetOptions } from '../../store/inventory.js';
+import type { RecordReject } from '../../store/records.js';
 import type { InventoryItem } from '../../store/schemas/index.js';
 import { validateInventoryUpdate } from '../../store/validation.js';
 import type { FlowDeps } from '../flow.js';
@@ -49,7 +56,20 @@ const LOOKUP_CONCURRENCY = 8;
 interface StoreView {
   siteId: number | null;
   fields: Record<string, unknown>;
+  /** Fields whose store value has a shape the ERP's cannot be compared with (Taxes as an object): not compared. */
+  opaque?: string[];
 }
+
+/** The store as read so far: Code → its views (one per site read), and the sites read. */
+interface StoreIndex {
+  items: Map<string, StoreView[]>;
+  count: number;
+  sites: Array<number | null>;
+  /** Items the store sent that did not fit (parked unless dry run). */
+  rejects: RecordReject[];
+}
+
+const SCALAR_TYPES = new Set(['string', 'int', 'decimal', 'bool']);
 
 /** Runs a reconcile with its own connection and sources; see `reconcileWith`. */
 export async function runReconcile(deps: FlowDeps, options: ReconcileOptions = {}): Promise<ReconcileReport> {
@@ -75,29 +95,34 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
   }
   const sampleSize = options.sampleSize ?? 20;
   const skuFilter = options.skus ? new Set(options.skus) : undefined;
-  const sites = siteIds(rt);
-  const store = await readStore(rt, sites, options.skus);
+  const store: StoreIndex = { items: new Map(), count: 0, sites: [], rejects: [] };
+  for (const siteId of configuredSites(rt)) await readSite(rt, store, siteId, options.skus);
   const report: ReconcileReport = {
     dryRun: options.dryRun === true,
     sources: withSnapshot.map((source) => source.name),
-    sites,
+    sites: store.sites,
     erpRecords: 0,
-    storeItems: store.count,
+    storeItems: 0,
     differences: 0,
     perField: {},
     itemsWithDifferences: 0,
     sample: [],
     missingOnStore: 0,
     missingSample: [],
+    onOtherSites: 0,
+    otherSiteSample: [],
     rejected: 0,
+    storeRejected: 0,
     queued: 0,
   };
   const differing = new Set<string>();
-  const missing = new Set<string>();
+  // SKUs on none of the sites read, with what to create if they prove missing everywhere.
+  const absent = new Map<string, Array<{ source: string; record: SourceRecord; fields: string[] }>>();
 
   for (const source of withSnapshot) {
     for await (const chunk of source.snapshot!()) {
       options.signal?.throwIfAborted();
+      await readNewSites(rt, store, chunk, options.skus);
       const toQueue: Array<{ record: SourceRecord; sku: string; fields: string[] }> = [];
       for (const record of chunk) {
         const sku = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
@@ -110,11 +135,9 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
         const views = store.items.get(sku);
         const fields = Object.keys(record.fields).filter((field) => field !== 'Code');
         if (!views) {
-          if (!missing.has(sku)) {
-            missing.add(sku);
-            if (report.missingSample.length < sampleSize) report.missingSample.push(sku);
-          }
-          if (rt.config.inventory.createMissing) toQueue.push({ record, sku, fields });
+          const pending = absent.get(sku) ?? [];
+          if (rt.config.inventory.createMissing) pending.push({ source: source.name, record, fields });
+          absent.set(sku, pending);
           continue;
         }
         const changed = diffRecord(report, sku, record, fields, views, sampleSize);
@@ -126,8 +149,33 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
       options.onProgress?.(report.erpRecords, Math.max(report.erpRecords, store.count));
     }
   }
+  // An item the store sent malformed is there, only unreadable: neither missing (nor created) nor compared.
+  const unreadable = new Set(store.rejects.flatMap((reject) => (reject.id === null ? [] : [reject.id])));
+  for (const sku of unreadable) absent.delete(sku);
+  const elsewhere = store.sites.includes(null) ? new Map<string, number[]>() : await findElsewhere(rt, store, [...absent.keys()]);
+  const missing: Array<{ source: string; record: SourceRecord; sku: string; fields: string[] }> = [];
+  for (const [sku, pending] of absent) {
+    const siteIds = elsewhere.get(sku);
+    if (siteIds) {
+      report.onOtherSites++;
+      if (report.otherSiteSample.length < sampleSize) report.otherSiteSample.push({ sku, siteIds });
+      continue;
+    }
+    report.missingOnStore++;
+    if (report.missingSample.length < sampleSize) report.missingSample.push(sku);
+    for (const entry of pending) missing.push({ ...entry, sku });
+  }
+  for (const source of new Set(missing.map((entry) => entry.source))) {
+    const toCreate = missing.filter((entry) => entry.source === source);
+    report.queued += report.dryRun ? new Set(toCreate.map(({ sku }) => sku)).size : await queueForced(rt, source, toCreate);
+  }
+  report.storeItems = store.count;
+  report.storeRejected = new Set(store.rejects.map((reject) => reject.id ?? reject.issues.map(formatIssue).join())).size;
+  if (!report.dryRun) {
+    await rt.storeRejects.park(store.rejects);
+    await rt.storeRejects.clear('inventory', store.items.keys());
+  }
   report.itemsWithDifferences = differing.size;
-  report.missingOnStore = missing.size;
   if (!skuFilter) {
     // A partial run (some SKUs) says nothing about the drift of the whole catalogue.
     rt.metrics.reconcileDrift.reset();
@@ -138,49 +186,84 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
   return report;
 }
 
-/** Sites to read: `inventory.reconcile.siteIds`, else `store.siteId`, else no filter (null). */
-function siteIds(rt: InventoryRuntime): Array<number | null> {
-  const configured = rt.config.inventory.reconcile.siteIds;
-  if (configured.length > 0) return [...configured];
-  return [rt.config.store.siteId ?? null];
+/** Sites the configuration writes to: `inventory.reconcile.siteIds` and `store.siteId`; none: no filter (null). */
+function configuredSites(rt: InventoryRuntime): Array<number | null> {
+  const sites = new Set<number>(rt.config.inventory.reconcile.siteIds);
+  if (rt.config.store.siteId !== undefined) sites.add(rt.config.store.siteId);
+  return sites.size > 0 ? [...sites] : [null];
 }
 
-/** Reads the store's items into a Map of Code → the compared fields, per site. */
-async function readStore(
-  rt: InventoryRuntime,
-  sites: ReadonlyArray<number | null>,
-  skus: readonly string[] | undefined,
-): Promise<{ items: Map<string, StoreView[]>; count: number }> {
-  const items = new Map<string, StoreView[]>();
-  let count = 0;
-  const add = (siteId: number | null, item: InventoryItem): void => {
-    const fields: Record<string, unknown> = {};
-    for (const field of COMPARED) {
-      const value = (item as Record<string, unknown>)[field];
-      if (value !== undefined && value !== null) fields[field] = value;
+/** Reads the sites the chunk's records name (SiteId) that were not read yet; an unfiltered read has them all. */
+async function readNewSites(rt: InventoryRuntime, store: StoreIndex, chunk: readonly SourceRecord[], skus: readonly string[] | undefined): Promise<void> {
+  if (store.sites.includes(null)) return;
+  for (const record of chunk) {
+    const siteId = record.fields.SiteId;
+    if (typeof siteId === 'number' && Number.isInteger(siteId) && siteId > 0 && !store.sites.includes(siteId)) {
+      await readSite(rt, store, siteId, skus);
     }
-    const views = items.get(item.Code);
-    if (views) views.push({ siteId, fields });
-    else items.set(item.Code, [{ siteId, fields }]);
-    count++;
-  };
-  for (const siteId of sites) {
-    const query = siteId === null ? {} : { siteId };
-    if (skus === undefined) {
-      await rt.store.inventory.each(query, (item) => add(siteId, item));
-      continue;
-    }
-    const queue = [...new Set(skus)];
-    await Promise.all(
-      Array.from({ length: Math.min(LOOKUP_CONCURRENCY, queue.length) }, async () => {
-        for (let code = queue.pop(); code !== undefined; code = queue.pop()) {
-          // The store may ignore `code` and answer more: keep only the item asked for.
-          for (const item of await rt.store.inventory.get({ ...query, code })) if (item.Code === code) add(siteId, item);
-        }
-      }),
-    );
   }
-  return { items, count };
+}
+
+/** The store view of one item: the compared fields, those of a shape that cannot be compared set apart. */
+function viewOf(siteId: number | null, item: InventoryItem): StoreView {
+  const fields: Record<string, unknown> = {};
+  const opaque: string[] = [];
+  for (const field of COMPARED) {
+    const value = (item as Record<string, unknown>)[field];
+    if (value === undefined || value === null) continue;
+    if (typeof value === 'object' && SCALAR_TYPES.has(INVENTORY_FIELDS[field]?.type ?? '')) opaque.push(field);
+    else fields[field] = value;
+  }
+  return opaque.length > 0 ? { siteId, fields, opaque } : { siteId, fields };
+}
+
+/** Reads one site of the store (or the items of `skus` on it) into `store`. */
+async function readSite(rt: InventoryRuntime, store: StoreIndex, siteId: number | null, skus: readonly string[] | undefined): Promise<void> {
+  store.sites.push(siteId);
+  const add = (item: InventoryItem): void => {
+    const view = viewOf(siteId, item);
+    const views = store.items.get(item.Code);
+    if (views) views.push(view);
+    else store.items.set(item.Code, [view]);
+    store.count++;
+  };
+  const query = siteId === null ? {} : { siteId };
+  const read = { onReject: (reject: RecordReject) => void store.rejects.push(reject) };
+  if (skus === undefined) {
+    await rt.store.inventory.each(query, add, read);
+    return;
+  }
+  await lookUp(rt, skus, query, read, add);
+}
+
+/** Reads the items of `codes`, a few at a time, keeping only the item asked for (the store may ignore `code`). */
+async function lookUp(
+  rt: InventoryRuntime,
+  codes: readonly string[],
+  query: { siteId?: number },
+  read: InventoryGetOptions,
+  visit: (item: InventoryItem) => void,
+): Promise<void> {
+  const queue = [...new Set(codes)];
+  await Promise.all(
+    Array.from({ length: Math.min(LOOKUP_CONCURRENCY, queue.length) }, async () => {
+      for (let code = queue.pop(); code !== undefined; code = queue.pop()) {
+        for (const item of await rt.store.inventory.get({ ...query, code }, read)) if (item.Code === code) visit(item);
+      }
+    }),
+  );
+}
+
+/** The sites, other than those read, on which the store has each of `skus` (looked up by code, any site). */
+async function findElsewhere(rt: InventoryRuntime, store: StoreIndex, skus: readonly string[]): Promise<Map<string, number[]>> {
+  const found = new Map<string, number[]>();
+  const read = { onReject: (reject: RecordReject) => void store.rejects.push(reject) };
+  await lookUp(rt, skus, {}, read, (item) => {
+    const siteId = item.SiteId;
+    if (typeof siteId !== 'number' || store.sites.includes(siteId)) return;
+    found.set(item.Code, [...new Set([...(found.get(item.Code) ?? []), siteId])]);
+  });
+  return found;
 }
 
 /** Compares one ERP record with the store's views of its SKU; counts into `report`; returns the differing fields. */
@@ -195,6 +278,7 @@ function diffRecord(
   const changed = new Set<string>();
   for (const field of fields) {
     for (const view of views) {
+      if (view.opaque?.includes(field)) continue;
       if (sameValue(record.fields[field], view.fields[field])) continue;
       changed.add(field);
       report.differences++;

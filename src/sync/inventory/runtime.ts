@@ -10,6 +10,7 @@ import { QUEUE_NAMES } from '../../queue/connection.js';
 import { FailedJobLog } from '../../queue/failed-job-log.js';
 import type { FlowDeps } from '../flow.js';
 import { closeConnection, type FlowRuntime, openFlowRuntime, retryingJobOptions } from '../runtime.js';
+import { StoreRejects } from '../store-rejects.js';
 import { InventoryState } from './state.js';
 import type { InventoryEvents, InventoryJobData } from './types.js';
 
@@ -19,6 +20,8 @@ export interface InventoryRuntime extends FlowRuntime<InventoryEvents> {
   readonly queue: Queue<InventoryJobData>;
   /** ERP rows refused before queueing, kept as failed jobs of `inventory-rejects`. */
   readonly rejects: FailedJobLog;
+  /** Store items that did not fit on read (the reconcile), kept as failed jobs of `store-rejects`. */
+  readonly storeRejects: StoreRejects;
   close(): Promise<void>;
 }
 
@@ -50,12 +53,22 @@ export function openInventoryRuntime(deps: FlowDeps, options: RuntimeOptions = {
     skipMetasUpdate,
     onError: (error) => base.logger.debug({ err: error.message }, 'inventory rejects queue: connection error'),
   });
+  const storeRejects = new StoreRejects({
+    connection: redis,
+    prefix,
+    removeOnFail: { ...deps.config.queue.removeOnFail },
+    metrics: base.metrics,
+    logger: base.logger,
+    skipMetasUpdate,
+  });
   return {
     ...base,
     state: new InventoryState(redis, prefix),
     queue,
     rejects,
+    storeRejects,
     async close() {
+      await storeRejects.close();
       await rejects.close();
       await queue.close();
       await closeConnection(redis);

@@ -69,11 +69,16 @@ export interface ReconcileReport {
   itemsWithDifferences: number;
   /** The first differences (up to `sampleSize`). */
   sample: FieldDifference[];
-  /** ERP SKUs the store does not have. */
+  /** ERP SKUs the store does not have, on any site. */
   missingOnStore: number;
   missingSample: string[];
+  /** ERP SKUs the store has only on sites the configuration does not write to: reported, not compared nor created. */
+  onOtherSites: number;
+  otherSiteSample: Array<{ sku: string; siteIds: number[] }>;
   /** ERP records that break the store's rules (not queued). */
   rejected: number;
+  /** Store items that did not fit their schema (parked in `store-rejects` unless dry run; not compared). */
+  storeRejected: number;
   /** Jobs added (on a dry run: the jobs that would be added; nothing is written). */
   queued: number;
 }

@@ -65,7 +65,7 @@ export async function startSalesFlow(deps: FlowDeps, options: SalesFlowOptions):
 
   return {
     name: 'sales',
-    queues: [flow.rt.queue],
+    queues: [flow.rt.queue, flow.rt.storeRejects.queue],
     events: flow.rt.events,
     workers: flow.workers,
     close: flow.close,

@@ -9,6 +9,8 @@
  */
 import { storeInstant } from '../../erp/sinks/sale-rows.js';
 import { formatQueryDate } from '../../store/dates.js';
+import type { RecordReject } from '../../store/records.js';
+import type { SaleIterateOptions } from '../../store/sales.js';
 import type { Sale } from '../../store/schemas/index.js';
 import type { FlowDeps } from '../flow.js';
 import { updatePendingGauge } from './export-sale.js';
@@ -61,21 +63,26 @@ async function* salesToPull(
   rt: SalesRuntime,
   options: PullOptions,
   query: { siteId: number | null; statuses: number[]; from: string | null; to: string | null },
+  read: SaleIterateOptions,
 ): AsyncGenerator<Sale> {
   const siteFilter = query.siteId === null ? {} : { siteId: query.siteId };
   if (options.externalReferences) {
     for (const externalReference of options.externalReferences) {
-      yield* await rt.store.sales.list({ externalReference, ...siteFilter });
+      yield* await rt.store.sales.list({ externalReference, ...siteFilter }, read);
     }
     return;
   }
-  yield* rt.store.sales.iterate({
-    status: query.statuses,
-    ...siteFilter,
-    ...(query.from === null ? {} : { from: query.from }),
-    ...(query.to === null ? {} : { to: query.to }),
-    pageSize: rt.config.sales.pull.pageSize,
-  });
+  yield* rt.store.sales.iterate(
+    {
+      status: query.statuses,
+      ...siteFilter,
+      ...(query.from === null ? {} : { from: query.from }),
+      ...(query.to === null ? {} : { to: query.to }),
+      pageSize: rt.config.sales.pull.pageSize,
+      maxPages: rt.config.sales.pull.maxPages,
+    },
+    read,
+  );
 }
 
 /** Runs one pull on an open runtime; see the module comment. */
@@ -112,6 +119,8 @@ export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Prom
     done: 0,
     skippedSettling: 0,
     skippedStatus: 0,
+    rejected: 0,
+    pagingStopped: null,
     sales: [],
   };
 
@@ -129,7 +138,12 @@ export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Prom
     });
   };
 
-  for await (const sale of salesToPull(rt, options, { siteId, statuses, from, to })) {
+  const rejects: RecordReject[] = [];
+  const read: SaleIterateOptions = {
+    onReject: (reject) => void rejects.push(reject),
+    onPagingStop: (stop) => void (report.pagingStopped = stop.reason),
+  };
+  for await (const sale of salesToPull(rt, options, { siteId, statuses, from, to }, read)) {
     const key: SaleKey = { siteId: siteId ?? sale.SiteId ?? 0, saleId: sale.Id };
     const id = `${key.siteId}:${key.saleId}`;
     if (seen.has(id)) continue;
@@ -182,10 +196,15 @@ export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Prom
     note(key, sale, state ? 'ack' : 'export');
   }
 
+  report.rejected = rejects.length;
   if (!dryRun) {
+    // A rejected sale is read again by every pull (its entry stays one); one that reads fine now is cleared.
+    await rt.storeRejects.park(rejects);
+    await rt.storeRejects.clear('sale', [...seen].map((id) => id.slice(id.indexOf(':') + 1)));
     await rt.state.addPending(pending);
     await updatePendingGauge(rt);
-    if (scheduled) await rt.state.setWatermark(watermarkKey, startedAt);
+    // Paging cut short by a guard may have missed sales: the next pull starts from the same place.
+    if (scheduled && report.pagingStopped === null) await rt.state.setWatermark(watermarkKey, startedAt);
     rt.metrics.markSuccess('sales');
   }
   rt.logger.info({ ...report, sales: undefined }, dryRun ? 'sales pull (dry run)' : 'sales pulled');

@@ -11,6 +11,7 @@ import type { TypedEmitter } from '../../events.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
 import { closeConnection, type FlowRuntime, openFlowRuntime, retryingJobOptions } from '../runtime.js';
+import { StoreRejects } from '../store-rejects.js';
 import { SaleStateStore } from './sale-state.js';
 import type { SalesEvents, SalesJobData } from './types.js';
 
@@ -19,6 +20,8 @@ export interface SalesRuntime extends FlowRuntime<SalesEvents> {
   readonly state: SaleStateStore;
   readonly queue: Queue<SalesJobData>;
   readonly sink: SalesSink;
+  /** Sales the store sent that did not fit, kept as failed jobs of `store-rejects`. */
+  readonly storeRejects: StoreRejects;
   close(): Promise<void>;
 }
 
@@ -53,8 +56,21 @@ export function openSalesRuntime(deps: FlowDeps, options: SalesRuntimeOptions = 
   let sink = options.sink;
   const openSink = (): SalesSink =>
     (sink ??= createSink(deps.config.sales.sink, { timeZone: deps.config.store.timeZone, now }));
+  // Opened on first use too: a dry run never parks anything, so it leaves no trace of the queue in Redis.
+  let storeRejects: StoreRejects | undefined;
+  const openStoreRejects = (): StoreRejects =>
+    (storeRejects ??= new StoreRejects({
+      connection: redis,
+      prefix,
+      removeOnFail: { ...deps.config.queue.removeOnFail },
+      metrics: base.metrics,
+      logger: base.logger,
+    }));
   return {
     ...base,
+    get storeRejects() {
+      return openStoreRejects();
+    },
     state: new SaleStateStore(redis, prefix, deps.config.sales.stateTtlDays * 86_400),
     queue,
     get sink() {
@@ -62,6 +78,7 @@ export function openSalesRuntime(deps: FlowDeps, options: SalesRuntimeOptions = 
     },
     async close() {
       if (!options.sink && sink) await sink.close();
+      await storeRejects?.close();
       await queue.close();
       await closeConnection(redis);
     },

@@ -2,6 +2,7 @@
  * Shapes the sales flow shares between its producer (the pull), its worker (export then acknowledge),
  * the CLI and tests: job data, reports and lifecycle events.
  */
+import type { PagingStopReason } from '../../store/sales.js';
 
 /** Data of a `sales` job: the sale's key, and a small snapshot for the dashboard. */
 export interface SalesJobData {
@@ -55,6 +56,10 @@ export interface PullReport {
   skippedSettling: number;
   /** Sales whose status is not among those pulled (a store ignoring the filter). */
   skippedStatus: number;
+  /** Sales the store sent that did not fit (parked in `store-rejects`, read again by the next pull). */
+  rejected: number;
+  /** Why paging stopped before an empty page (the watermark then stays), or null. */
+  pagingStopped: PagingStopReason | null;
   /** Per-sale decisions; filled on dry runs only, so reports of big pulls stay small. */
   sales: PulledSale[];
 }

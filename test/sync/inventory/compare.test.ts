@@ -7,6 +7,8 @@ describe('sameValue', () => {
     expect(sameValue(10.5, 10.504)).toBe(true);
     expect(sameValue(10.5, '10.50')).toBe(true);
     expect(sameValue(10.5, 10.51)).toBe(false);
+    expect(sameValue(10.5, '10,50')).toBe(true);
+    expect(sameValue(1234.56, '1.234,56')).toBe(false);
     expect(sameValue(3, null)).toBe(false);
   });
 

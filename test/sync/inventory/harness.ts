@@ -33,8 +33,8 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** Starts a simulator holding `items` and prepares dependencies under a fresh prefix. */
-export async function createHarness(items: readonly ItemInput[]): Promise<Harness> {
+/** Starts a simulator holding `items` (or that many seeded items) and prepares dependencies under a fresh prefix. */
+export async function createHarness(items: number | readonly ItemInput[]): Promise<Harness> {
   const prefix = `test-${randomUUID()}`;
   const sim = await startSimulator({ port: 0, items, sales: 0, users: 0, clients: 0 });
   const connections: Redis[] = [];

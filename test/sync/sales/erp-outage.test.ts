@@ -1,17 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { migrateInterfaceTables } from '../../../src/erp/sinks/migrations.js';
-import { SqlSalesSink } from '../../../src/erp/sinks/sql-sink.js';
-import { openSql, type SqlClient } from '../../../src/erp/sql-client.js';
+import type { SqlClient } from '../../../src/erp/sql-client.js';
 import { pullSales, startSalesFlow } from '../../../src/sync/sales/index.js';
 import { waitFor } from '../../queue/redis-helpers.js';
-import { CountingSink, type Harness, startHarness, TIME_ZONE, updatesBySale } from './harness.js';
+import { CountingSink, type Harness, PG_URL, pgInterfaceTables, startHarness, updatesBySale } from './harness.js';
 
-const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
 /** A small ERP endpoint: answers 503 while `down`, otherwise accepts each Idempotency-Key once. */
 async function startErp(): Promise<{ url: string; accepted: Map<string, number>; requests: () => number; down: { value: boolean }; close(): Promise<void> }> {
@@ -96,17 +92,10 @@ describe('sales flow with the ERP unavailable', () => {
     let schema: string;
 
     async function setUpPg(): Promise<CountingSink> {
-      admin = openSql(PG_URL);
-      schema = `ss_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
-      await admin.query(`CREATE SCHEMA "${schema}"`);
-      cleanups.push(async () => {
-        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await admin.close();
-      });
-      const names = { schema, sales: 'storesync_sales', items: 'storesync_sale_items' };
-      await migrateInterfaceTables(admin, names);
-      const sink = new CountingSink(new SqlSalesSink(openSql(PG_URL), { tables: names, timeZone: TIME_ZONE }));
-      cleanups.push(() => sink.close());
+      const tables = await pgInterfaceTables();
+      ({ admin, schema } = tables);
+      const sink = new CountingSink(tables.sink);
+      cleanups.push(() => tables.close());
       return sink;
     }
 

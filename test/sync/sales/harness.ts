@@ -9,6 +9,9 @@ import type { Redis } from 'ioredis';
 import { loadConfig, mergeDeep } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/schema.js';
 import type { ExportResult, SalesSink } from '../../../src/erp/sinks/index.js';
+import { migrateInterfaceTables } from '../../../src/erp/sinks/migrations.js';
+import { SqlSalesSink } from '../../../src/erp/sinks/sql-sink.js';
+import { openSql, type SqlClient } from '../../../src/erp/sql-client.js';
 import { silentLogger } from '../../../src/log.js';
 import { Metrics } from '../../../src/metrics.js';
 import { createRedis } from '../../../src/queue/connection.js';
@@ -21,6 +24,8 @@ import { deleteKeys } from '../../queue/redis-helpers.js';
 
 export const TIME_ZONE = 'America/Argentina/Buenos_Aires';
 const REDIS_URL = 'redis://127.0.0.1:6379/0';
+/** The PostgreSQL database of the tests (each test uses a schema of its own). */
+export const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
 /** A running test environment. */
 export interface Harness {
@@ -58,7 +63,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const config = loadConfig({ env: {}, overrides: mergeDeep(base, options.config ?? {}) });
   const logger = silentLogger();
   const metrics = new Metrics({ defaultMetrics: false });
-  const store = new StoreClient({ config: config.store, logger });
+  const store = new StoreClient({ config: config.store, logger, metrics });
   const connections: Redis[] = [];
   const now = options.now ?? Date.now;
   const deps: FlowDeps = {
@@ -125,4 +130,33 @@ export function updatesBySale(sim: Simulator): Map<number, Array<Record<string, 
   const out = new Map<number, Array<Record<string, unknown>>>();
   for (const entry of sim.saleUpdates) out.set(entry.saleId, [...(out.get(entry.saleId) ?? []), entry.fields]);
   return out;
+}
+
+/** A SQL sink into fresh interface tables in a PostgreSQL schema of its own, and a connection to check them. */
+export interface PgInterfaceTables {
+  sink: SqlSalesSink;
+  admin: SqlClient;
+  schema: string;
+  /** Closes the sink, drops the schema, closes the connection. */
+  close(): Promise<void>;
+}
+
+/** Creates a schema, migrates the interface tables into it and opens a sink on them. */
+export async function pgInterfaceTables(): Promise<PgInterfaceTables> {
+  const admin = openSql(PG_URL);
+  const schema = `ss_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
+  await admin.query(`CREATE SCHEMA "${schema}"`);
+  const names = { schema, sales: 'storesync_sales', items: 'storesync_sale_items' };
+  await migrateInterfaceTables(admin, names);
+  const sink = new SqlSalesSink(openSql(PG_URL), { tables: names, timeZone: TIME_ZONE });
+  return {
+    sink,
+    admin,
+    schema,
+    async close() {
+      await sink.close();
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.close();
+    },
+  };
 }
