@@ -90,7 +90,9 @@ beforeAll(async () => {
       polls += 1;
       if (polls % 10 === 0) sim.expireHashes();
       const written = new Set(sim.writes.map((w) => w.code));
-      const acked = new Set(sim.saleUpdates.filter((u) => u.fields.Status === 2).map((u) => u.saleId));
+      // Acknowledged: the ERP note was written. Its status is 2 unless the shipment (Status 3) got there first,
+      // in which case the acknowledgement keeps the status the sale moved on to.
+      const acked = new Set(sim.saleUpdates.filter((u) => /^ERP order /m.test(String(u.fields.Obeservations ?? ''))).map((u) => u.saleId));
       const shipped = sim.saleUpdates.some((u) => u.fields.TrackingCode === 'TRACK-1');
       const authAndErrorsLogged = /re-authenticat/.test(logs) && /retrying/.test(logs);
       return written.has('SKU-000001') && written.has('SKU-000002') && saleIds.every((id) => acked.has(id)) && shipped && authAndErrorsLogged;
