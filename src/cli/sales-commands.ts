@@ -134,6 +134,10 @@ export function registerSalesCommands(program: Command, ctx: CliContext): void {
     .option('--json', 'print the report as JSON')
     .action(async (options: { check?: boolean; json?: boolean }) => {
       const sink = ctx.config().sales.sink;
+      if (sink === null) {
+        ctx.io.stdout.write('sales.sink is not configured (sales sync is off): there are no interface tables to migrate\n');
+        return;
+      }
       if (sink.kind !== 'sql') {
         ctx.io.stdout.write(`sales.sink.kind is ${sink.kind}: there are no interface tables to migrate\n`);
         return;

@@ -13,9 +13,16 @@ import type { z } from 'zod';
 import { ConfigError, describeValue, valueAt } from '../errors.js';
 import { registerSecret } from '../secrets.js';
 import { type Config, configSchema } from './schema.js';
+import { describeUnknownKey, findUnknownKeys, formatPath } from './unknown-keys.js';
+
+/** The config key an environment variable sets, and how its text is read. */
+export interface EnvKey {
+  path: string;
+  type: 'string' | 'int' | 'bool';
+}
 
 /** Environment variables and the config keys they set. `NAME_FILE` reads the value from a file. */
-export const ENV_KEYS: Readonly<Record<string, { path: string; type: 'string' | 'int' | 'bool' }>> = {
+export const ENV_KEYS: Readonly<Record<string, EnvKey>> = {
   STORE_BASE_URL: { path: 'store.baseUrl', type: 'string' },
   STORE_USERNAME: { path: 'store.username', type: 'string' },
   STORE_PASSWORD: { path: 'store.password', type: 'string' },
@@ -50,6 +57,8 @@ export interface LoadConfigOptions {
   overrides?: Record<string, unknown>;
   /** The defaults file; defaults to the package's config/default.yaml. */
   defaultFile?: string;
+  /** The environment variables read and the keys they set; defaults to `ENV_KEYS`. */
+  envKeys?: Readonly<Record<string, EnvKey>>;
 }
 
 type Tree = Record<string, unknown>;
@@ -58,12 +67,16 @@ function isTree(value: unknown): value is Tree {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-/** Deep merge where arrays and scalars of `over` replace those of `base`. */
+/**
+ * Deep merge where arrays and scalars of `over` replace those of `base`. A mapping of another `kind`
+ * (a sink or source changing kind) replaces the whole mapping: the keys of the old kind do not belong.
+ */
 export function mergeDeep(base: Tree, over: Tree): Tree {
   const out: Tree = { ...base };
   for (const [key, value] of Object.entries(over)) {
     const current = out[key];
-    out[key] = isTree(current) && isTree(value) ? mergeDeep(current, value) : value;
+    const sameKind = isTree(current) && isTree(value) && (value.kind === undefined || value.kind === current.kind);
+    out[key] = sameKind ? mergeDeep(current, value) : value;
   }
   return out;
 }
@@ -122,9 +135,9 @@ function setPath(tree: Tree, path: string, value: unknown): void {
   node[keys[keys.length - 1] as string] = value;
 }
 
-function fromEnv(env: NonNullable<LoadConfigOptions['env']>, problems: string[]): Tree {
+function fromEnv(env: NonNullable<LoadConfigOptions['env']>, keys: Readonly<Record<string, EnvKey>>, problems: string[]): Tree {
   const tree: Tree = {};
-  for (const [name, { path, type }] of Object.entries(ENV_KEYS)) {
+  for (const [name, { path, type }] of Object.entries(keys)) {
     let raw = env[name];
     const fileName = env[`${name}_FILE`];
     if (fileName !== undefined && fileName !== '') {
@@ -156,7 +169,7 @@ function fromEnv(env: NonNullable<LoadConfigOptions['env']>, problems: string[])
 /** One line per problem: the key, the value found and what is expected. */
 export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unknown): string[] {
   return issues.map((issue) => {
-    const key = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+    const key = formatPath(issue.path);
     const value = valueAt(input, issue.path);
     const shown = /password|token|hash|secret/i.test(key) ? '[redacted]' : describeValue(value);
     const rule = issue.message.replace(/^(Invalid (input|option)|Too (big|small)): /, '');
@@ -172,16 +185,29 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   let tree = readYaml(defaultFile, env, problems);
   const configFile = options.configFile ?? env.STORESYNC_CONFIG;
   if (configFile) tree = mergeDeep(tree, readYaml(resolve(configFile), env, problems));
-  tree = mergeDeep(tree, fromEnv(env, problems));
+  const envKeys = options.envKeys ?? ENV_KEYS;
+  tree = mergeDeep(tree, fromEnv(env, envKeys, problems));
   if (options.overrides) tree = mergeDeep(tree, options.overrides);
 
-  // Report every problem at once: unreadable files and bad variables together with schema violations.
+  // Report every problem at once: unreadable files, bad variables, unknown keys and schema violations.
+  problems.push(...unknownKeyProblems(tree, env, envKeys));
   const parsed = configSchema.safeParse(tree);
-  if (!parsed.success) problems.push(...describeIssues(parsed.error.issues, tree));
+  if (!parsed.success) problems.push(...describeIssues(parsed.error.issues.filter((i) => i.code !== 'unrecognized_keys'), tree));
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const config = parsed.data;
   for (const secret of [config.store.password, config.admin.token, config.admin.password]) registerSecret(secret);
   return deepFreeze(config);
+}
+
+/** One line per key the schema does not know; a key set by an environment variable names the variable. */
+function unknownKeyProblems(tree: Tree, env: NonNullable<LoadConfigOptions['env']>, envKeys: Readonly<Record<string, EnvKey>>): string[] {
+  return findUnknownKeys(configSchema, tree).map((unknown) => {
+    const path = formatPath(unknown.path);
+    const variable = Object.entries(envKeys).find(
+      ([name, key]) => (key.path === path || key.path.startsWith(`${path}.`)) && (env[name] ?? env[`${name}_FILE`] ?? '') !== '',
+    );
+    return describeUnknownKey(unknown, variable === undefined ? path : `${variable[0]} (${path})`);
+  });
 }
 
 function deepFreeze<T>(value: T): Readonly<T> {

@@ -201,6 +201,7 @@ export const configSchema = z.object({
     .prefault({}),
   sales: z
     .object({
+      /** false: no scheduled pull (with a sink, sales queued on demand are still exported). */
       enabled: z.boolean().default(true),
       concurrency: positiveInt.default(4),
       attempts: positiveInt.default(10),
@@ -241,7 +242,12 @@ export const configSchema = z.object({
           }),
           z.object({ kind: z.literal('file'), dir: z.string().min(1).default('./out/sales') }),
         ])
-        .default({ kind: 'file', dir: './out/sales' }),
+        /**
+         * Where sales go. null (the default): sales sync is off; nothing is pulled, exported or
+         * acknowledged on the store until a sink is configured explicitly.
+         */
+        .nullable()
+        .default(null),
       /** Days the record of an acknowledged sale is kept in Redis (it must outlive the pull window). */
       stateTtlDays: positiveInt.default(90),
       ack: z
@@ -297,4 +303,4 @@ export type SqlSourceConfig = z.infer<typeof sqlSourceSchema>;
 export type CsvSourceConfig = z.infer<typeof csvSourceSchema>;
 export type HttpSourceConfig = z.infer<typeof httpSourceSchema>;
 export type StoreConfig = z.infer<typeof storeSchema>;
-export type SalesSinkConfig = Config['sales']['sink'];
+export type SalesSinkConfig = NonNullable<Config['sales']['sink']>;

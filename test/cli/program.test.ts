@@ -46,6 +46,45 @@ describe('storesync CLI', () => {
     ]);
   });
 
+  it('exits 78 naming a mistyped key and the key it is closest to', async () => {
+    const configFile = join(dir, 'typo.yaml');
+    writeFileSync(configFile, 'inventroy:\n  sources: []\nstore:\n  usernme: shop\n');
+    const result = await cli(['--config', configFile, 'config', 'check']);
+    expect(result.code).toBe(78);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'storesync: invalid configuration',
+      '  store.usernme: unknown key (did you mean "username"?)',
+      '  inventroy: unknown key (did you mean "inventory"?)',
+    ]);
+  });
+
+  it('config check says in one line what will run: sales off without a sink', async () => {
+    const configFile = join(dir, 'summary.yaml');
+    writeFileSync(
+      configFile,
+      [
+        'inventory:',
+        '  sources:',
+        '    - { name: erp, kind: sql, schedule: "*/30 * * * * *", url: "postgres://erp/db", changes: "select 1" }',
+        '    - { name: drop, kind: csv, schedule: "*/30 * * * * *", dir: /tmp/drop }',
+        '  reconcile: { schedule: "0 0 3 * * *" }',
+        'fulfillment:',
+        '  sources:',
+        '    - { name: ship, kind: csv, schedule: "*/30 * * * * *", dir: /tmp/ship }',
+      ].join('\n'),
+    );
+    const result = await cli(['--config', configFile, 'config', 'check']);
+    expect(result.code).toBe(0);
+    expect(result.stdout.split('\n')[0]).toBe(
+      'inventory: 2 sources (sql, csv); reconcile: "0 0 3 * * *"; sales: off — no sink configured; fulfillment: 1 source (csv)',
+    );
+    writeFileSync(configFile, 'sales:\n  sink: { kind: file, dir: /tmp/sales }\n');
+    const withSink = await cli(['--config', configFile, 'config', 'check']);
+    expect(withSink.stdout.split('\n')[0]).toBe(
+      'inventory: no sources; sales: file sink, pulled on "0 */2 * * * *", acknowledged as status 2; fulfillment: no sources',
+    );
+  });
+
   it('config check prints the effective configuration with secrets masked', async () => {
     const configFile = join(dir, 'c.yaml');
     writeFileSync(configFile, 'store:\n  username: shop\n');

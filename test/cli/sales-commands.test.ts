@@ -118,6 +118,25 @@ describe('storesync sales', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('refuses to pull or export without a configured sales.sink (exit 78), leaving the store\'s sales alone', async () => {
+    const noSink = join(dir, 'no-sink.yaml');
+    await writeFile(
+      noSink,
+      stringify({ store: { baseUrl: sim.url, username: 'demo', password: 'demo-password', siteId: 1, timeZone: TIME_ZONE }, redis: { prefix }, log: { level: 'silent' } }),
+    );
+    const off = /sales\.sink: not configured, so sales sync is off/;
+    for (const argv of [['sales', 'pull'], ['sales', 'export', '72']]) {
+      const run = await cli(['--config', noSink, ...argv]);
+      expect(run.code, argv.join(' ')).toBe(78);
+      expect(run.stderr).toMatch(off);
+    }
+    expect(sim.saleUpdates.filter((update) => update.saleId === 72)).toEqual([]);
+    expect(await cli(['--config', noSink, 'migrate'])).toMatchObject({
+      code: 0,
+      stdout: 'sales.sink is not configured (sales sync is off): there are no interface tables to migrate\n',
+    });
+  });
+
   it('lists on a dry run the sales a pull would export', async () => {
     const run = await cli(['--config', config, 'sales', 'pull', '--dry-run', '--json']);
     expect(run.code).toBe(0);

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { loadConfig } from '../../src/config/load.js';
+import { ENV_KEYS, loadConfig } from '../../src/config/load.js';
 import { DEFAULT_STATUS_TEXTS } from '../../src/config/schema.js';
+import { summarizeConfig } from '../../src/config/summary.js';
 import { ConfigError } from '../../src/errors.js';
 import { redactText } from '../../src/secrets.js';
 
@@ -121,6 +122,105 @@ describe('loadConfig', () => {
     const config = loadConfig({ env: {} });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.store.retry)).toBe(true);
+  });
+
+  it('starts with sales sync off: no sink is configured by default', () => {
+    const config = loadConfig({ env: {} });
+    expect(config.sales.sink).toBeNull();
+    expect(summarizeConfig(config)).toBe('inventory: no sources; sales: off — no sink configured; fulfillment: no sources');
+  });
+});
+
+describe('loadConfig: unknown keys', () => {
+  it('names a mistyped top-level key and the known key it is closest to', () => {
+    const configFile = file('typo-top.yaml', 'inventroy:\n  sources: []\n');
+    expect(problemsOf(() => loadConfig({ env: {}, configFile }))).toEqual(['inventroy: unknown key (did you mean "inventory"?)']);
+  });
+
+  it('names a mistyped nested key with its full path', () => {
+    const configFile = file('typo-nested.yaml', 'store:\n  usernme: shop\n  retry:\n    atempts: 3\n');
+    expect([...problemsOf(() => loadConfig({ env: {}, configFile }))].sort()).toEqual([
+      'store.retry.atempts: unknown key (did you mean "attempts"?)',
+      'store.usernme: unknown key (did you mean "username"?)',
+    ]);
+  });
+
+  it('checks the keys of a source against its own kind, in every array element', () => {
+    const configFile = file(
+      'typo-source.yaml',
+      [
+        'inventory:',
+        '  sources:',
+        '    - { name: a, kind: csv, schedule: "* * * * *", dir: /tmp/a }',
+        '    - { name: b, kind: csv, schedule: "* * * * *", dir: /tmp/b, snapshotFle: /tmp/all.csv }',
+        '    - { name: c, kind: sql, schedule: "* * * * *", url: "postgres://x/y", changes: "select 1", dir: /tmp/c }',
+        'fulfillment:',
+        '  sources:',
+        '    - { name: d, kind: http, schedule: "* * * * *", url: "http://erp.example/", recordPath: items }',
+      ].join('\n'),
+    );
+    expect(problemsOf(() => loadConfig({ env: {}, configFile }))).toEqual([
+      'inventory.sources[1].snapshotFle: unknown key (did you mean "snapshotFile"?)',
+      'inventory.sources[2].dir: unknown key',
+      'fulfillment.sources[0].recordPath: unknown key (did you mean "recordsPath"?)',
+    ]);
+  });
+
+  it('checks the keys of the sales sink for its kind, and a sink changing kind drops the old kind\'s keys', () => {
+    const first = file('sink-file.yaml', 'sales:\n  sink: { kind: file, dir: /tmp/out }\n');
+    const second = { sales: { sink: { kind: 'http', url: 'http://erp.example/sales', timeoutMS: 5 } } };
+    expect(problemsOf(() => loadConfig({ env: {}, configFile: first, overrides: second }))).toEqual([
+      'sales.sink.timeoutMS: unknown key (did you mean "timeoutMs"?)',
+    ]);
+    const config = loadConfig({ env: {}, configFile: first, overrides: { sales: { sink: { kind: 'http', url: 'http://erp.example/sales' } } } });
+    expect(config.sales.sink).toMatchObject({ kind: 'http', url: 'http://erp.example/sales' });
+  });
+
+  it('leaves the free-form maps alone (mapping, headers)', () => {
+    const configFile = file(
+      'maps.yaml',
+      'inventory:\n  sources:\n    - { name: a, kind: csv, schedule: "* * * * *", dir: /tmp/a, mapping: { cod_art: Code, whatever: Stock } }\n',
+    );
+    expect(loadConfig({ env: {}, configFile }).inventory.sources[0]?.mapping).toEqual({ cod_art: 'Code', whatever: 'Stock' });
+  });
+
+  it('suggests nothing for a key far from every known one', () => {
+    const configFile = file('far.yaml', 'store:\n  colour: blue\n');
+    expect(problemsOf(() => loadConfig({ env: {}, configFile }))).toEqual(['store.colour: unknown key']);
+  });
+
+  it('lists unknown keys together with the other problems', () => {
+    const configFile = file('mixed.yaml', 'store:\n  connections: 0\n  conections: 4\n');
+    const problems = problemsOf(() => loadConfig({ env: {}, configFile }));
+    expect(problems).toContain('store.conections: unknown key (did you mean "connections"?)');
+    expect(problems.find((p) => p.startsWith('store.connections: 0 — expected'))).toBeDefined();
+  });
+
+  it('names the environment variable of an override that maps to an unknown key', () => {
+    const envKeys = { ...ENV_KEYS, SHOP_USER: { path: 'store.usernme', type: 'string' as const } };
+    expect(problemsOf(() => loadConfig({ env: { SHOP_USER: 'shop' }, envKeys }))).toEqual([
+      'SHOP_USER (store.usernme): unknown key (did you mean "username"?)',
+    ]);
+  });
+
+  it('maps every documented environment variable to a key the schema knows', () => {
+    const env = Object.fromEntries(Object.entries(ENV_KEYS).map(([name, { type }]) => [name, type === 'int' ? '1' : 'x']));
+    const problems = (() => {
+      try {
+        loadConfig({ env });
+        return [];
+      } catch (error) {
+        return (error as ConfigError).problems;
+      }
+    })();
+    expect(problems.filter((p) => p.includes('unknown key'))).toEqual([]);
+  });
+
+  it('loads every shipped configuration (default, config/examples, the demo) without an unknown key', () => {
+    const env = { ERP_API_TOKEN: 'token', STORESYNC_DEMO_DIR: dir };
+    for (const configFile of ['config/examples/csv-source.yaml', 'config/examples/sql-source.yaml', 'config/examples/http-source.yaml', 'examples/demo/config.yaml']) {
+      expect(() => loadConfig({ env, configFile }), configFile).not.toThrow();
+    }
   });
 });
 

@@ -8,12 +8,12 @@ import type { Worker } from 'bullmq';
 
 import type { SalesSink } from '../../erp/sinks/index.js';
 import { StoreSyncError } from '../../errors.js';
-import type { TypedEmitter } from '../../events.js';
+import { TypedEmitter } from '../../events.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
 import { startFlow } from '../lifecycle.js';
 import { exportSale } from './export-sale.js';
 import { runPull } from './pull.js';
-import { openSalesRuntime, pullSiteId, type SalesRuntime } from './runtime.js';
+import { openSalesRuntime, pullSiteId, type SalesRuntime, salesEnabled } from './runtime.js';
 import type { SaleOutcome, SalesEvents } from './types.js';
 import { startSalesWorker } from './worker.js';
 
@@ -32,11 +32,16 @@ export interface SalesFlow extends Flow {
 }
 
 /**
- * Starts the flow. Workers check the sink first (missing interface tables fail the start with a
- * message saying to run `storesync migrate`). With `sales.enabled: false` nothing is scheduled, but the
- * worker still runs jobs queued on demand (dashboard, CLI).
+ * Starts the flow. Without a sink (none passed, no `sales.sink` configured) sales sync is off: nothing
+ * is pulled, exported or acknowledged, and the flow is an idle one. Workers check the sink first
+ * (missing interface tables fail the start with a message saying to run `storesync migrate`). With
+ * `sales.enabled: false` nothing is scheduled, but the worker still runs jobs queued on demand.
  */
 export async function startSalesFlow(deps: FlowDeps, options: SalesFlowOptions): Promise<SalesFlow> {
+  if (!options.sink && !salesEnabled(deps.config)) {
+    deps.logger.child({ component: 'sales' }).info('sales sync off: no sales.sink configured');
+    return { name: 'sales', queues: [], events: new TypedEmitter<SalesEvents>(), workers: [], close: async () => {} };
+  }
   const flow = await startFlow<SalesRuntime>({
     role: options.role,
     openRuntime: () => openSalesRuntime(deps, options.sink ? { sink: options.sink } : {}),
@@ -61,7 +66,7 @@ export async function startSalesFlow(deps: FlowDeps, options: SalesFlowOptions):
         : [],
   });
   const scheduled = options.role !== 'worker' && deps.config.sales.enabled;
-  flow.rt.logger.info({ role: options.role, siteId: pullSiteId(deps.config), sink: deps.config.sales.sink.kind, scheduled }, 'sales flow started');
+  flow.rt.logger.info({ role: options.role, siteId: pullSiteId(deps.config), sink: options.sink?.kind ?? deps.config.sales.sink?.kind, scheduled }, 'sales flow started');
 
   return {
     name: 'sales',

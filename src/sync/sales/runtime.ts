@@ -5,8 +5,9 @@
  */
 import { Queue } from 'bullmq';
 
-import type { Config } from '../../config/schema.js';
+import type { Config, SalesSinkConfig } from '../../config/schema.js';
 import { createSink, type SalesSink } from '../../erp/sinks/index.js';
+import { ConfigError } from '../../errors.js';
 import type { TypedEmitter } from '../../events.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
@@ -42,8 +43,22 @@ export function pullSiteId(config: Readonly<Config>): number | null {
   return config.sales.pull.siteId ?? config.store.siteId ?? null;
 }
 
-/** Opens the runtime. */
+/** True when sales sync runs: only with an explicitly configured `sales.sink`. */
+export function salesEnabled(config: Readonly<Config>): boolean {
+  return config.sales.sink !== null;
+}
+
+/** The configured sink, or the ConfigError saying that sales sync is off. */
+export function configuredSink(config: Readonly<Config>): SalesSinkConfig {
+  if (config.sales.sink === null) {
+    throw new ConfigError(['sales.sink: not configured, so sales sync is off (set sales.sink to a sql, http or file sink to pull and export sales)']);
+  }
+  return config.sales.sink;
+}
+
+/** Opens the runtime; without a sink passed in, refuses (ConfigError) when no `sales.sink` is configured. */
 export function openSalesRuntime(deps: FlowDeps, options: SalesRuntimeOptions = {}): SalesRuntime {
+  const sinkConfig = options.sink ? undefined : configuredSink(deps.config);
   const base = openFlowRuntime(deps, 'sales', options.events);
   const { redis, now } = base;
   const prefix = deps.config.redis.prefix;
@@ -55,7 +70,7 @@ export function openSalesRuntime(deps: FlowDeps, options: SalesRuntimeOptions = 
   // Opened on first use: a pull never needs the sink (nor its database connection).
   let sink = options.sink;
   const openSink = (): SalesSink =>
-    (sink ??= createSink(deps.config.sales.sink, { timeZone: deps.config.store.timeZone, now }));
+    (sink ??= createSink(sinkConfig as SalesSinkConfig, { timeZone: deps.config.store.timeZone, now }));
   // Opened on first use too: a dry run never parks anything, so it leaves no trace of the queue in Redis.
   let storeRejects: StoreRejects | undefined;
   const openStoreRejects = (): StoreRejects =>
