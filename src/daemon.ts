@@ -16,6 +16,7 @@ import { collectQueueDepth } from './ops/queue-depth.js';
 import { checkEvictionPolicy, RedisMonitor } from './ops/redis-monitor.js';
 import { WorkerWatchdog } from './ops/worker-watchdog.js';
 import { createRedis, QUEUE_NAMES } from './queue/connection.js';
+import { storeRateLimiter } from './queue/redis-request-limiter.js';
 import { redactText, registerSecret } from './secrets.js';
 import { StoreClient } from './store/client.js';
 import { flowActions } from './sync/control/flow-actions.js';
@@ -61,8 +62,6 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
   const { role } = options;
   const logger = deps.logger.child({ component: 'daemon' });
   const metrics = deps.metrics ?? new Metrics();
-  const ownStore = deps.store === undefined;
-  const store = deps.store ?? new StoreClient({ config: config.store, logger: deps.logger, metrics, ...(deps.now ? { now: deps.now } : {}) });
   registerSecret(redisPassword(config.redis.url));
 
   const monitor = new RedisMonitor(logger);
@@ -76,6 +75,12 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
     watchdog.watchConnection(connection);
     return connection;
   };
+  const ownStore = deps.store === undefined;
+  // One request budget for every flow of every process sharing the prefix (store.rateLimit).
+  const limiter = ownStore ? storeRateLimiter(config.store, config.redis.prefix, connect) : undefined;
+  const store =
+    deps.store ??
+    new StoreClient({ config: config.store, logger: deps.logger, metrics, ...(deps.now ? { now: deps.now } : {}), ...(limiter ? { limiter } : {}) });
   // Health checks must fail fast while Redis is down instead of queueing the PING until it is back.
   const health = createRedis(config.redis.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   monitor.track(health);

@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 
 import { Metrics } from '../metrics.js';
 import { createRedis } from '../queue/connection.js';
+import { storeRateLimiter } from '../queue/redis-request-limiter.js';
 import { StoreClient } from '../store/client.js';
 import type { FlowDeps } from '../sync/flow.js';
 import type { CliContext } from './context.js';
@@ -14,13 +15,15 @@ import type { CliContext } from './context.js';
 export async function withFlowDeps<T>(ctx: CliContext, action: (deps: FlowDeps) => Promise<T>): Promise<T> {
   const config = ctx.config();
   const logger = ctx.logger();
-  const store = new StoreClient({ config: config.store, logger });
   const connections: Redis[] = [];
   const connect = (): Redis => {
     const connection = createRedis(config.redis.url);
     connections.push(connection);
     return connection;
   };
+  // These commands need Redis anyway: their store requests come out of the daemon's budget.
+  const limiter = storeRateLimiter(config.store, config.redis.prefix, connect);
+  const store = new StoreClient({ config: config.store, logger, ...(limiter ? { limiter } : {}) });
   try {
     return await action({ config, connect, store, logger, metrics: new Metrics({ defaultMetrics: false }) });
   } finally {

@@ -51,7 +51,7 @@ function describePull(report: PullReport): string {
   const window = report.from === null ? 'by external reference' : `${report.from} .. ${report.to} (store time zone)`;
   const lines = [
     `${report.dryRun ? 'Dry run: nothing queued. ' : ''}Sales ${window}, site ${report.siteId ?? 'any'}, statuses ${report.statuses.join(',') || 'any'}`,
-    `seen ${report.seen}  ${report.dryRun ? 'would queue' : 'queued'} ${report.queued}  already queued ${report.alreadyQueued}  retried ${report.retried}  done ${report.done}  settling ${report.skippedSettling}  other status ${report.skippedStatus}`,
+    `seen ${report.seen}  ${report.dryRun ? 'would queue' : 'queued'} ${report.queued}  already queued ${report.alreadyQueued}  retried ${report.retried}  refused ${report.refused}  done ${report.done}  settling ${report.skippedSettling}  other status ${report.skippedStatus}`,
   ];
   if (report.dryRun && report.sales.length > 0) lines.push('', formatTable(report.sales as unknown as Array<Record<string, unknown>>));
   if (!report.dryRun && report.queued > 0) lines.push('The running daemon\'s workers export the queued sales.');

@@ -3,6 +3,7 @@ import { ConfigError } from '../errors.js';
 import { StoreClient } from '../store/client.js';
 import { type CliContext, formatTable, printResult } from './context.js';
 import { OptionValues } from './option-values.js';
+import { openCliStoreLimiter } from './store-limiter.js';
 
 /** A single record as a two-column table of its scalar fields (`{ok: true}` for an empty answer). */
 export function printRecord(ctx: CliContext, value: unknown, json: boolean): void {
@@ -28,11 +29,13 @@ export async function withClient<T>(ctx: CliContext, action: (client: StoreClien
   if (!config.username || !config.password) {
     throw new ConfigError(['store.username and store.password: required to call the store (env STORE_USERNAME, STORE_PASSWORD)']);
   }
-  const client = new StoreClient({ config, logger: ctx.logger() });
+  const budget = await openCliStoreLimiter(ctx);
+  const client = new StoreClient({ config, logger: ctx.logger(), ...(budget.limiter ? { limiter: budget.limiter } : {}) });
   try {
     return await action(client);
   } finally {
     await client.close();
+    budget.close();
   }
 }
 

@@ -20,9 +20,19 @@ export interface CounterSnapshot {
   rejectedWrites: number;
 }
 
-/** Mutable counters. */
+/** One API request as the store received it: when (simulator clock, ms) and which endpoint. */
+export interface RequestLogEntry {
+  at: number;
+  endpoint: string;
+}
+
+/** Requests kept in the log; older ones are dropped so a long-running simulator stays flat. */
+const REQUEST_LOG_LIMIT = 100_000;
+
+/** Mutable counters, and a log of the latest API requests with their arrival time. */
 export class Counters {
   #s: CounterSnapshot = Counters.#empty();
+  #log: RequestLogEntry[] = [];
 
   static #empty(): CounterSnapshot {
     return {
@@ -37,8 +47,10 @@ export class Counters {
     };
   }
 
-  /** Counts a request to `endpoint`. */
-  request(endpoint: string): void {
+  /** Counts a request to `endpoint` arrived at `at`, and logs it. */
+  request(endpoint: string, at: number): void {
+    this.#log.push({ at, endpoint });
+    if (this.#log.length > REQUEST_LOG_LIMIT) this.#log.splice(0, this.#log.length - REQUEST_LOG_LIMIT);
     this.#s.total += 1;
     this.#s.requests[endpoint] = (this.#s.requests[endpoint] ?? 0) + 1;
   }
@@ -64,8 +76,14 @@ export class Counters {
     return structuredClone(this.#s);
   }
 
-  /** Sets every counter back to zero. */
+  /** The latest API requests (at most 100,000), oldest first. */
+  requestLog(): readonly RequestLogEntry[] {
+    return [...this.#log];
+  }
+
+  /** Sets every counter back to zero and empties the log. */
   reset(): void {
+    this.#log = [];
     this.#s = Counters.#empty();
   }
 }

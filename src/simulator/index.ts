@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 
 import { formatIssue } from '../errors.js';
 import { TypedEmitter } from '../events.js';
-import { Counters, type CounterSnapshot } from './counters.js';
+import { Counters, type CounterSnapshot, type RequestLogEntry } from './counters.js';
 import { DEFAULT_FAULTS, Faults, type FaultSettings } from './faults.js';
 import { Router } from './router.js';
 import { authRoutes } from './routes/auth.js';
@@ -25,7 +25,7 @@ import { type InventoryWrite, type SaleInput, type SaleUpdateEntry, SimulatorSta
 import type { ItemInput, Sale, SimItem } from './types.js';
 import { inventoryIssues } from './validation.js';
 
-export type { CounterSnapshot } from './counters.js';
+export type { CounterSnapshot, RequestLogEntry } from './counters.js';
 export type { FaultSettings } from './faults.js';
 export { VARIANCE_PROFILE } from './faults.js';
 export type { SimulatorEvents } from './routes/context.js';
@@ -81,8 +81,10 @@ export interface Simulator {
   readonly saleUpdates: readonly SaleUpdateEntry[];
   /** A snapshot of the request counters. */
   counters(): CounterSnapshot;
-  /** Sets the request counters back to zero. */
+  /** Sets the request counters back to zero (and empties the request log). */
   resetCounters(): void;
+  /** The latest API requests with their arrival time (simulator clock), oldest first. */
+  requestLog(): readonly RequestLogEntry[];
   /** Adds a sale (generated, overlaid with `partial`) created now, and returns it. */
   addSale(partial?: SaleInput): Sale;
   /** Replaces every item. */
@@ -181,6 +183,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     counters: () => counters.snapshot(),
     resetCounters: () => counters.reset(),
+    requestLog: () => counters.requestLog(),
     addSale: (partial = {}) => state.addSale(partial, now()),
     setItems: (items) => {
       checkItems(items);

@@ -93,7 +93,7 @@ export function createHandler(deps: PipelineDeps): (req: IncomingMessage, res: S
   const handleApi = async (req: IncomingMessage, segments: string[], query: Query): Promise<RouteReply> => {
     const method = req.method ?? 'GET';
     const match = api.match(method, segments);
-    counters.request(match && 'route' in match ? `${method} ${match.route.template}` : `${method} (unmatched)`);
+    counters.request(match && 'route' in match ? `${method} ${match.route.template}` : `${method} (unmatched)`, ctx.now());
     const delay = faults.delayMs();
     if (delay > 0) await sleep(delay, undefined, { signal });
     const fault = faults.inject(ctx.now());

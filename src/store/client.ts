@@ -10,10 +10,12 @@ import { ClientsApi } from './clients.js';
 import { InventoryApi } from './inventory.js';
 import type { StoreMetrics } from './metrics.js';
 import { ProductsApi } from './products.js';
+import type { RequestLimiter } from './request-limiter.js';
 import { SalesApi } from './sales.js';
 import { type StoreEvents, Transport } from './transport.js';
 import { UsersApi } from './users.js';
 
+export type { RequestLimiter, RequestPermit } from './request-limiter.js';
 export type { CallOptions, StoreEvents } from './transport.js';
 
 /** What the client needs. */
@@ -27,6 +29,8 @@ export interface StoreClientOptions {
   now?: () => number;
   /** Waits between retry attempts; tests pass a recorder to avoid real sleeps. */
   sleep?: (ms: number) => Promise<void>;
+  /** The store-wide request budget (`store.rateLimit`) every request waits for; none: unlimited. */
+  limiter?: RequestLimiter;
 }
 
 /** The store API, typed: `inventory`, `products`, `sales`, `users`, `clients`, plus `login` and `events`. */
@@ -51,6 +55,7 @@ export class StoreClient {
       now,
       metrics: options.metrics,
       sleep: options.sleep,
+      limiter: options.limiter,
     });
     this.#session = new AuthSession({
       config: options.config,

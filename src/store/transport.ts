@@ -28,6 +28,7 @@ import {
   StoreTimeoutError,
 } from './errors.js';
 import type { StoreMetrics } from './metrics.js';
+import type { RequestLimiter, RequestPermit } from './request-limiter.js';
 
 /** HTTP methods the store API uses. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -156,6 +157,8 @@ export interface TransportOptions {
   now: () => number;
   /** Waits between attempts; tests pass a recorder instead of sleeping. */
   sleep?: (ms: number) => Promise<void>;
+  /** The store-wide request budget (`store.rateLimit`), consulted before every request; none: unlimited. */
+  limiter?: RequestLimiter;
 }
 
 /**
@@ -170,6 +173,7 @@ export class Transport {
   readonly #metrics: StoreMetrics | undefined;
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
+  readonly #limiter: RequestLimiter | undefined;
   readonly #pool: Pool;
   readonly #basePath: string;
 
@@ -180,6 +184,7 @@ export class Transport {
     this.#metrics = options.metrics;
     this.#now = options.now;
     this.#sleep = options.sleep ?? ((ms) => delay(ms));
+    this.#limiter = options.limiter;
     const base = new URL(options.config.baseUrl);
     this.#basePath = base.pathname.replace(/\/+$/, '');
     this.#pool = new Pool(base.origin, {
@@ -237,6 +242,7 @@ export class Transport {
     const endpoint = `${request.method} ${request.endpoint}`;
     // Built before the try: a missing path parameter is a bug to surface, not a network error to retry.
     const path = this.#path(request);
+    const permit = await this.#admit(endpoint);
     const started = performance.now();
     let status: number | 'error' = 'error';
     try {
@@ -262,6 +268,17 @@ export class Transport {
       this.#metrics?.storeRequestDuration.observe(labels, durationMs / 1000);
       this.#events.emit('store:request', { ...labels, status, durationMs, attempt });
       this.#logger.debug({ ...labels, status, durationMs: Math.round(durationMs), attempt }, 'store request');
+      permit?.release();
+    }
+  }
+
+  /** Waits for the request budget; a budget that cannot be consulted (Redis down) is a temporary failure. */
+  async #admit(endpoint: string): Promise<RequestPermit | undefined> {
+    if (this.#limiter === undefined) return undefined;
+    try {
+      return await this.#limiter.acquire();
+    } catch (error) {
+      throw new StoreNetworkError(`the store-wide rate limit cannot be consulted (${(error as Error).message})`, { endpoint, cause: error });
     }
   }
 

@@ -7,7 +7,7 @@
 import { ErpError, StoreSyncError } from '../../errors.js';
 import type { Sale } from '../../store/schemas/index.js';
 import type { Dialect, SqlClient } from '../sql-client.js';
-import { sqlErrorCode } from '../sql-errors.js';
+import { isTemporarySqlError, sqlErrorCode } from '../sql-errors.js';
 import { type ColumnSpec, qualified, quoteIdent, SALE_COLUMNS, SALE_ITEM_COLUMNS, type TableNames } from './interface-tables.js';
 import { assertInterfaceTables } from './migrations.js';
 import { type Row, saleItemRows, saleRow } from './sale-rows.js';
@@ -59,6 +59,16 @@ function bindRow(dialect: Dialect, columns: readonly ColumnSpec[], row: Row): Re
   return Object.fromEntries(columns.map((c) => [c.name, bindValue(dialect, c, row[c.name])]));
 }
 
+/**
+ * Whether an export that failed with `error` may work later: a lost connection, a deadlock or a table
+ * being changed may; a constraint violation or a value the column refuses will fail the same way again.
+ */
+function retryable(error: unknown): boolean {
+  // A missing table or column: they were checked at start-up, so the ERP team is changing them.
+  if (sqlErrorCode(error) === 'ERR_ERP_SCHEMA') return true;
+  return error instanceof StoreSyncError ? error.retryable : isTemporarySqlError(error);
+}
+
 /** Writes sales into the interface tables; see the module comment. */
 export class SqlSalesSink implements SalesSink {
   readonly kind = 'sql';
@@ -105,7 +115,7 @@ export class SqlSalesSink implements SalesSink {
         return { erpRef: this.#reference(written[0], siteId, sale.Id), created: true };
       });
     } catch (error) {
-      throw new ErpError(NAME, `sale ${siteId}-${sale.Id} not written: ${(error as Error).message}`, { code: sqlErrorCode(error), cause: error });
+      throw new ErpError(NAME, `sale ${siteId}-${sale.Id} not written: ${(error as Error).message}`, { code: sqlErrorCode(error), cause: error, retryable: retryable(error) });
     }
   }
 

@@ -35,8 +35,9 @@ export interface InventoryJobResult {
 const QUEUE = QUEUE_NAMES.inventory;
 
 /**
- * Without a configured limit the worker still needs a limiter: BullMQ only honours a manual rate limit
- * (the 429 pause) when `limiter.max` is set. This one never limits by itself.
+ * The worker needs a limiter even though `store.rateLimit` is applied per request in the store client
+ * (one budget for every flow): BullMQ only honours a manual rate limit (the 429 pause) when
+ * `limiter.max` is set. This one never limits by itself.
  */
 const UNLIMITED = { max: 1_000_000, duration: 1000 };
 
@@ -49,7 +50,6 @@ const LOCK_TTL_MS = 15_000;
 
 /** Starts a worker on the inventory queue; `connection` is its own (the caller closes it after the worker). */
 export function createInventoryWorker(rt: InventoryRuntime, connection: Redis): Worker<InventoryJobData, InventoryJobResult> {
-  const limit = rt.config.store.rateLimit;
   const worker = new Worker<InventoryJobData, InventoryJobResult>(
     QUEUE,
     (job, token, signal) => returnJobOnAbort(job, token, signal, processInventoryJob(rt, job, token)),
@@ -57,7 +57,7 @@ export function createInventoryWorker(rt: InventoryRuntime, connection: Redis): 
       connection,
       prefix: rt.config.redis.prefix,
       concurrency: rt.config.inventory.concurrency,
-      limiter: limit ? { max: limit.max, duration: limit.durationMs } : UNLIMITED,
+      limiter: UNLIMITED,
     },
   );
   worker.on('error', (error) => rt.logger.warn({ err: error }, 'inventory worker error'));

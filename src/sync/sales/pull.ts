@@ -116,6 +116,7 @@ export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Prom
     queued: 0,
     alreadyQueued: 0,
     retried: 0,
+    refused: 0,
     done: 0,
     skippedSettling: 0,
     skippedStatus: 0,
@@ -178,8 +179,16 @@ export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Prom
     const existing = await rt.queue.getJob(saleJobId(key));
     if (existing) {
       // A job that used up its attempts while the ERP was down is given fresh attempts by the next pull
-      // that still sees the sale unacknowledged, so a long outage heals by itself.
-      if (!dryRun && (await existing.isFailed())) {
+      // that still sees the sale unacknowledged, so a long outage heals by itself. One that failed before
+      // its attempts ran out was refused (UnrecoverableError: a 4xx, a constraint): trying it again on
+      // every pull would repeat the refusal, so it stays failed, with its reason, for an admin.
+      const failed = await existing.isFailed();
+      if (failed && existing.attemptsMade < (existing.opts.attempts ?? 1)) {
+        report.refused += 1;
+        note(key, sale, 'refused');
+        continue;
+      }
+      if (!dryRun && failed) {
         await existing.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
         report.retried += 1;
         note(key, sale, 'retried');

@@ -21,7 +21,7 @@ export interface SalesJobData {
 }
 
 /** What the pull decided for one sale (listed on a dry run). */
-export type PullAction = 'export' | 'ack' | 'queued-before' | 'retried' | 'done' | 'settling' | 'other-status';
+export type PullAction = 'export' | 'ack' | 'queued-before' | 'retried' | 'refused' | 'done' | 'settling' | 'other-status';
 
 /** One sale in a dry-run listing. */
 export interface PulledSale {
@@ -50,6 +50,8 @@ export interface PullReport {
   alreadyQueued: number;
   /** Sales whose job had failed (attempts used up) and was retried with fresh attempts. */
   retried: number;
+  /** Sales whose job failed permanently (a refusal, not an outage): left failed for an admin to look at. */
+  refused: number;
   /** Sales already exported and acknowledged. */
   done: number;
   /** Sales younger than `settleMinutes`, left for a later pull. */

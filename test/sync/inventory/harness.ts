@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 
 import { mergeDeep } from '../../../src/config/load.js';
 import { type Config, configSchema } from '../../../src/config/schema.js';
+import { describeUnknownKey, findUnknownKeys } from '../../../src/config/unknown-keys.js';
 import { silentLogger } from '../../../src/log.js';
 import { Metrics } from '../../../src/metrics.js';
 import { createRedis } from '../../../src/queue/connection.js';
@@ -76,7 +77,11 @@ export function testConfig(prefix: string, storeUrl: string, overrides: Record<s
     redis: { url: REDIS_URL, prefix },
     inventory: { attempts: 3, backoffMs: 10, concurrency: 4 },
   };
-  return configSchema.parse(mergeDeep(base, overrides));
+  const tree = mergeDeep(base, overrides);
+  // The same rule as loadConfig: a mistyped key in a test's overrides would otherwise be dropped silently.
+  const unknown = findUnknownKeys(configSchema, tree);
+  if (unknown.length > 0) throw new Error(unknown.map((key) => describeUnknownKey(key)).join('\n'));
+  return configSchema.parse(tree);
 }
 
 /** Merges values for `sku` at `version` and queues its job, as a poll would. */

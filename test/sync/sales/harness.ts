@@ -3,6 +3,9 @@
  * Redis prefix, the flow dependencies, a counting sink wrapper, and clean-up of all of it.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 import type { Redis } from 'ioredis';
 
@@ -53,11 +56,13 @@ export interface HarnessOptions {
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const sim = await startSimulator({ port: 0, sales: 0, items: 20, users: 3, timeZone: TIME_ZONE });
   const prefix = `test-${randomUUID()}`;
+  const sinkDir = mkdtempSync(join(tmpdir(), 'storesync-sales-'));
   const base = {
     store: { baseUrl: sim.url, username: 'demo', password: 'demo-password', siteId: 1, timeZone: TIME_ZONE, retry: { attempts: 2, baseDelayMs: 10, maxDelayMs: 50 } },
     redis: { url: REDIS_URL, prefix },
     log: { level: 'silent' },
-    sales: { concurrency: 4, attempts: 5, backoffMs: 20, pull: { schedule: '0 0 0 1 1 *', lookbackHours: 48 } },
+    // Sales sync runs only with a sink configured; tests that pass their own sink to the flow still need one here for pulls.
+    sales: { concurrency: 4, attempts: 5, backoffMs: 20, pull: { schedule: '0 0 0 1 1 *', lookbackHours: 48 }, sink: { kind: 'file', dir: sinkDir } },
     fulfillment: { attempts: 3, backoffMs: 20 },
   };
   const config = loadConfig({ env: {}, overrides: mergeDeep(base, options.config ?? {}) });
@@ -92,6 +97,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       await sim.close();
       await deleteKeys(redis, prefix);
       redis.disconnect();
+      rmSync(sinkDir, { recursive: true, force: true });
       // Flows quit what they open; anything a failed test left open goes here.
       for (const connection of connections) connection.disconnect();
     },
