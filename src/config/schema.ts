@@ -122,7 +122,10 @@ export const storeSchema = z.object({
       maxDelayMs: positiveInt.default(10_000),
     })
     .prefault({}),
-  /** Global rate limit on store writes across all workers; null: off. */
+  /**
+   * One budget for every store request (all flows, all processes sharing the Redis prefix): at most `max`
+   * requests in any window of `durationMs`, as the store sees them. null: off.
+   */
   rateLimit: z.object({ max: positiveInt, durationMs: positiveInt }).nullable().default(null),
   /** Path of item creation (the spec names the operation but not its path). */
   inventoryCreatePath: z.string().startsWith('/').default('/Api/Inventory'),

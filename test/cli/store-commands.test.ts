@@ -1,11 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+import { createRedis } from '../../src/queue/connection.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { cli, type CliRun } from '../helpers/cli.js';
+import { deleteKeys } from '../queue/redis-helpers.js';
 
 let sim: Simulator;
 let env: Record<string, string>;
@@ -290,5 +294,42 @@ describe('storesync store: every field of the API', () => {
     expect(sim.state.users.get(created.Id)?.user).toMatchObject({ FirstName: 'Río', Birthday: '1990-02-28' });
     expect((await store('users', 'update', String(created.Id), '--json-body', '{"City":"5000"}', '--ui-lang', 'en')).code).toBe(0);
     expect(sim.state.users.get(created.Id)?.user).toMatchObject({ City: '5000', UILang: 'en' });
+  });
+});
+
+describe('storesync store with store.rateLimit', () => {
+  const redisUrl = 'redis://127.0.0.1:6379/0';
+
+  async function rateLimitedConfig(redis: string, prefix: string): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'storesync-store-limit-'));
+    dirs.push(dir);
+    const file = join(dir, 'config.yaml');
+    await writeFile(file, `store:\n  rateLimit: { max: 50, durationMs: 1000 }\nredis:\n  url: ${redis}\n  prefix: ${prefix}\n`);
+    return file;
+  }
+  const dirs: string[] = [];
+  const admin = createRedis(redisUrl);
+  const prefix = `test-${randomUUID()}`;
+
+  afterAll(async () => {
+    await deleteKeys(admin, prefix);
+    admin.disconnect();
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('takes its requests from the shared budget in Redis', async () => {
+    const config = await rateLimitedConfig(redisUrl, prefix);
+    const run = await cli(['--config', config, 'store', 'inventory', 'get', '--code', 'SKU-000001', '--json'], env);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    // The login and the read each hold a slot of the window for a second after their answer.
+    expect(await admin.zcard(`${prefix}:store-rate-limit`)).toBe(2);
+  });
+
+  it('still works while Redis does not answer, saying its requests are not counted', async () => {
+    const config = await rateLimitedConfig('redis://127.0.0.1:1/0', prefix);
+    const run = await cli(['--config', config, 'store', 'inventory', 'get', '--code', 'SKU-000001', '--json'], env);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/^storesync: warning: Redis at redis:\/\/127\.0\.0\.1:1\/0 does not answer \(.*\); this command's store requests are not counted in store\.rateLimit\n$/);
+    expect(JSON.parse(run.stdout)).toEqual([expect.objectContaining({ Code: 'SKU-000001' })]);
   });
 });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { storeSchema } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
-import { StoreClient } from '../../src/store/client.js';
+import { type RequestLimiter, StoreClient } from '../../src/store/client.js';
 import {
   StoreBadRequestError,
   StoreBadResponseError,
@@ -183,5 +183,56 @@ describe('retries', () => {
     expect(error).toBeInstanceOf(StoreNetworkError);
     expect((error as StoreNetworkError).message).toContain('ECONNREFUSED');
     expect(delays).toHaveLength(2);
+  });
+});
+
+describe('the request limiter (store.rateLimit)', () => {
+  /** A limiter that records its calls; the Redis one is tested with two processes in test/queue/store-rate-limit.test.ts. */
+  function recordingLimiter(log: string[], fail?: Error): RequestLimiter {
+    let n = 0;
+    return {
+      async acquire() {
+        if (fail) throw fail;
+        n += 1;
+        const id = n;
+        log.push(`acquire ${id}`);
+        return { release: () => void log.push(`release ${id}`) };
+      },
+    };
+  }
+
+  it('takes a permit before every request, the login and each retry included, and releases it after the answer', async () => {
+    let calls = 0;
+    const fake = await remote((request) => {
+      if (request.path !== '/Api/Sale/') return undefined;
+      calls += 1;
+      return calls === 1 ? { status: 503, body: 'busy' } : { body: [] };
+    });
+    const log: string[] = [];
+    const store = new StoreClient({
+      config: storeSchema.parse({ baseUrl: fake.url, username: 'demo', password: 'demo-password' }),
+      logger: silentLogger(),
+      sleep: async () => undefined,
+      limiter: recordingLimiter(log),
+    });
+    open.push(store);
+    await expect(store.sales.list()).resolves.toEqual([]);
+    expect(fake.requests).toHaveLength(3);
+    expect(log).toEqual(['acquire 1', 'release 1', 'acquire 2', 'release 2', 'acquire 3', 'release 3']);
+  });
+
+  it('fails a request whose limiter cannot be consulted as a temporary network error, sending nothing', async () => {
+    const fake = await remote(() => ({ body: [] }));
+    const store = new StoreClient({
+      config: storeSchema.parse({ baseUrl: fake.url, username: 'demo', password: 'demo-password', retry: { attempts: 1 } }),
+      logger: silentLogger(),
+      limiter: recordingLimiter([], new Error('Connection is closed.')),
+    });
+    open.push(store);
+    const error = await store.sales.list().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreNetworkError);
+    expect((error as StoreNetworkError).retryable).toBe(true);
+    expect((error as Error).message).toMatch(/the store-wide rate limit cannot be consulted \(Connection is closed\.\)/);
+    expect(fake.requests).toHaveLength(0);
   });
 });
