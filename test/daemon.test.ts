@@ -89,6 +89,17 @@ describe('storesync daemon', () => {
     expect(logs.text()).not.toContain(TOKEN);
   });
 
+  it('runs no sales sync when no sales.sink is configured, even with the pull enabled, and says so once', async () => {
+    const logs = logCollector('info');
+    const cfg = config({ sales: { enabled: true, pull: { schedule: '* * * * * *' } } });
+    expect(cfg.sales.sink).toBeNull();
+    daemon = await startDaemon({ config: cfg, logger: logs.logger }, { role: 'all' });
+    expect(daemon.sales.queues).toEqual([]);
+    expect(daemon.sales.workers).toEqual([]);
+    expect(logs.lines().filter((line) => line.msg === 'sales sync off: no sales.sink configured')).toHaveLength(1);
+    expect(logs.lines().some((line) => line.msg === 'sales flow started')).toBe(false);
+  });
+
   it('runs no workers in the producer role and still serves HTTP', async () => {
     daemon = await startDaemon({ config: config(), logger: logCollector().logger }, { role: 'producer' });
     expect(daemon.control.workers).toHaveLength(0);
