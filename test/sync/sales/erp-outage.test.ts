@@ -1,24 +1,30 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net';
 
+import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import type { SqlClient } from '../../../src/erp/sql-client.js';
+import { QUEUE_NAMES } from '../../../src/queue/connection.js';
 import { pullSales, startSalesFlow } from '../../../src/sync/sales/index.js';
+import { saleJobId } from '../../../src/sync/sales/pull.js';
 import { waitFor } from '../../queue/redis-helpers.js';
 import { CountingSink, type Harness, PG_URL, pgInterfaceTables, startHarness, updatesBySale } from './harness.js';
 
 
-/** A small ERP endpoint: answers 503 while `down`, otherwise accepts each Idempotency-Key once. */
-async function startErp(): Promise<{ url: string; accepted: Map<string, number>; requests: () => number; down: { value: boolean }; close(): Promise<void> }> {
+/**
+ * A small ERP endpoint: answers `down.status` (503 unless told otherwise) with a reason while `down`,
+ * otherwise accepts each Idempotency-Key once.
+ */
+async function startErp(status = 503): Promise<{ url: string; accepted: Map<string, number>; requests: () => number; down: { value: boolean; status: number }; close(): Promise<void> }> {
   const accepted = new Map<string, number>();
-  const down = { value: true };
+  const down = { value: true, status };
   let requests = 0;
   const server: Server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       requests += 1;
-      if (down.value) return void res.writeHead(503).end('ERP restarting');
+      if (down.value) return void res.writeHead(down.status, { 'content-type': 'application/json' }).end('{"error":"field CustomerTaxId is required"}');
       const key = String(req.headers['idempotency-key']);
       if (accepted.has(key)) return void res.writeHead(409).end();
       accepted.set(key, accepted.size + 1);
@@ -35,7 +41,30 @@ async function startErp(): Promise<{ url: string; accepted: Map<string, number>;
   };
 }
 
-describe('sales flow with the ERP unavailable', () => {
+/** A TCP relay to PostgreSQL that can be stopped (every connection cut, new ones refused) and started again on its port. */
+async function startRelay(): Promise<{ port: number; stop(): Promise<void>; start(): Promise<void>; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createTcpServer((client) => {
+    const upstream = new (client.constructor as typeof Socket)();
+    upstream.connect(5432, '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => socket.destroy());
+      socket.on('close', () => sockets.delete(socket));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  const listen = (port: number) => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const stop = async (): Promise<void> => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  await listen(0);
+  const port = (server.address() as AddressInfo).port;
+  return { port, stop, start: () => listen(port), close: () => (server.listening ? stop() : Promise.resolve()) };
+}
+
+describe('sales flow with the ERP unavailable or refusing', () => {
   let h: Harness | undefined;
   const cleanups: Array<() => Promise<unknown>> = [];
 
@@ -43,6 +72,44 @@ describe('sales flow with the ERP unavailable', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
     await h?.close();
     h = undefined;
+  });
+
+  async function failedJob(saleId: number) {
+    const queue = new Queue(QUEUE_NAMES.sales, { connection: h!.redis, prefix: h!.prefix });
+    try {
+      const id = saleJobId({ siteId: 1, saleId });
+      // The state first: once it says failed, the job read after it is final.
+      const state = await queue.getJobState(id);
+      const job = await queue.getJob(id);
+      return { state, attemptsMade: job?.attemptsMade, failedReason: job?.failedReason };
+    } finally {
+      await queue.close();
+    }
+  }
+
+  it('fails a sale the HTTP ERP refuses with 400 after one attempt, with the ERP\'s reason, and the next pull leaves it failed', async () => {
+    const erp = await startErp(400);
+    cleanups.push(() => erp.close());
+    h = await startHarness({ config: { sales: { attempts: 5, backoffMs: 10, sink: { kind: 'http', url: erp.url } } } });
+    h.sim.addSale({ Id: 11, SiteId: 1, Status: 1, CreationDate: h.storeDate(5) });
+    const flow = await startSalesFlow(h.deps, { role: 'worker' });
+    cleanups.push(() => flow.close());
+    const failed = flow.events.next('sales:job:failed');
+    await pullSales(h.deps);
+    expect(await failed).toMatchObject({ saleId: 11, willRetry: false });
+    const job = await waitFor(async () => {
+      const found = await failedJob(11);
+      return found.state === 'failed' && found;
+    });
+    expect(job.attemptsMade).toBe(1);
+    expect(job.failedReason).toMatch(/^ERR_ERP: http-sink: POST http:\/\/127\.0\.0\.1:\d+\/orders answered HTTP 400: .*CustomerTaxId is required/);
+    expect(erp.requests()).toBe(1);
+
+    // The next pull does not send the refused sale again: it waits for an admin.
+    expect(await pullSales(h.deps)).toMatchObject({ refused: 1, retried: 0, queued: 0 });
+    expect((await failedJob(11)).state).toBe('failed');
+    expect(erp.requests()).toBe(1);
+    expect(updatesBySale(h.sim).size).toBe(0);
   });
 
   it('loses nothing while the HTTP endpoint answers 503 and exports each sale once when it is back', async () => {
@@ -91,8 +158,8 @@ describe('sales flow with the ERP unavailable', () => {
     let admin: SqlClient;
     let schema: string;
 
-    async function setUpPg(): Promise<CountingSink> {
-      const tables = await pgInterfaceTables();
+    async function setUpPg(sinkUrl?: string): Promise<CountingSink> {
+      const tables = await pgInterfaceTables(sinkUrl);
       ({ admin, schema } = tables);
       const sink = new CountingSink(tables.sink);
       cleanups.push(() => tables.close());
@@ -127,6 +194,49 @@ describe('sales flow with the ERP unavailable', () => {
       expect([...updatesBySale(h.sim).values()].map((u) => u.length)).toEqual([1, 1]);
     });
 
+    it('fails a sale that breaks a constraint of the ERP\'s table after one attempt, naming the constraint', async () => {
+      const sink = await setUpPg();
+      // The ERP team's own rule on the interface table, which this sale breaks.
+      await admin.query(`ALTER TABLE "${schema}".storesync_sales ADD CONSTRAINT erp_refuses_sale_41 CHECK (sale_id <> 41)`);
+      h = await startHarness({ config: { sales: { attempts: 5, backoffMs: 10 } } });
+      h.sim.addSale({ Id: 41, SiteId: 1, Status: 1, CreationDate: h.storeDate(5) });
+      const flow = await startSalesFlow(h.deps, { role: 'worker', sink });
+      cleanups.push(() => flow.close());
+      const failures: boolean[] = [];
+      flow.events.on('sales:job:failed', ({ willRetry }) => failures.push(willRetry));
+      await pullSales(h.deps);
+      const job = await waitFor(async () => {
+        const found = await failedJob(41);
+        return found.state === 'failed' && found;
+      });
+      expect(failures).toEqual([false]);
+      expect(job.attemptsMade).toBe(1);
+      expect(job.failedReason).toMatch(/sale 1-41 not written: .*erp_refuses_sale_41/);
+      expect(await rowsPerSale()).toEqual([]);
+    });
+
+    it('retries a sale while the connection to PostgreSQL is stopped and writes it once when it is back', async () => {
+      const relay = await startRelay();
+      cleanups.push(() => relay.close());
+      const sink = await setUpPg(`postgres://postgres@127.0.0.1:${relay.port}/test`);
+      h = await startHarness({ config: { sales: { attempts: 20, backoffMs: 10 } } });
+      h.sim.addSale({ Id: 42, SiteId: 1, Status: 1, CreationDate: h.storeDate(5) });
+      // The worker starts while the database answers (its check passes), then the connection stops.
+      const flow = await startSalesFlow(h.deps, { role: 'worker', sink });
+      cleanups.push(() => flow.close());
+      await relay.stop();
+      const retries: boolean[] = [];
+      flow.events.on('sales:job:failed', ({ willRetry }) => {
+        retries.push(willRetry);
+        if (retries.length === 2) void relay.start();
+      });
+      await pullSales(h.deps);
+      await flow.events.next('sales:acked');
+      expect(retries.length).toBeGreaterThanOrEqual(2);
+      expect(retries.every(Boolean)).toBe(true);
+      expect(await rowsPerSale()).toEqual([[42, 1]]);
+      expect(updatesBySale(h.sim).get(42)).toHaveLength(1);
+    });
     it('keeps one row and one acknowledgement when the process died after the row was committed', async () => {
       const sink = await setUpPg();
       h = await startHarness();

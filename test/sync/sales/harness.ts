@@ -147,14 +147,14 @@ export interface PgInterfaceTables {
   close(): Promise<void>;
 }
 
-/** Creates a schema, migrates the interface tables into it and opens a sink on them. */
-export async function pgInterfaceTables(): Promise<PgInterfaceTables> {
+/** Creates a schema, migrates the interface tables into it and opens a sink on them (through `sinkUrl`, a relay in some tests). */
+export async function pgInterfaceTables(sinkUrl = PG_URL): Promise<PgInterfaceTables> {
   const admin = openSql(PG_URL);
   const schema = `ss_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
   await admin.query(`CREATE SCHEMA "${schema}"`);
   const names = { schema, sales: 'storesync_sales', items: 'storesync_sale_items' };
   await migrateInterfaceTables(admin, names);
-  const sink = new SqlSalesSink(openSql(PG_URL), { tables: names, timeZone: TIME_ZONE });
+  const sink = new SqlSalesSink(openSql(sinkUrl), { tables: names, timeZone: TIME_ZONE });
   return {
     sink,
     admin,
