@@ -13,7 +13,7 @@ import type { Flow, FlowDeps, Role } from '../flow.js';
 import { startFlow } from '../lifecycle.js';
 import { exportSale } from './export-sale.js';
 import { runPull } from './pull.js';
-import { openSalesRuntime, pullSiteId, salesEnabled,type SalesRuntime } from './runtime.js';
+import { openSalesRuntime, pullSiteId, salesEnabled, type SalesRuntime } from './runtime.js';
 import type { SaleOutcome, SalesEvents } from './types.js';
 import { startSalesWorker } from './worker.js';
 
