@@ -102,7 +102,7 @@ describe('sales flow with the ERP unavailable or refusing', () => {
       return found.state === 'failed' && found;
     });
     expect(job.attemptsMade).toBe(1);
-    expect(job.failedReason).toMatch(/^ERR_ERP: http-sink: POST http:\/\/127\.0\.0\.1:\d+\/orders answered HTTP 400: .*CustomerTaxId is required/);
+    expect(job.failedReason).toMatch(/^ERR_ERP_HTTP: http-sink: POST http:\/\/127\.0\.0\.1:\d+\/orders answered HTTP 400: .*CustomerTaxId is required/);
     expect(erp.requests()).toBe(1);
 
     // The next pull does not send the refused sale again: it waits for an admin.
