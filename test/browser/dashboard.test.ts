@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Redis } from 'ioredis';
@@ -19,6 +20,7 @@ const logs = logCollector('info');
 let sim: Simulator;
 let daemon: Daemon;
 let browser: Browser;
+const salesDir = mkdtempSync(join(tmpdir(), 'storesync-dashboard-sales-'));
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
@@ -29,7 +31,8 @@ beforeAll(async () => {
     redis: { prefix },
     store: { baseUrl: sim.url, username: 'demo', password: 'demo-password', siteId: 1 },
     admin: ADMIN,
-    sales: { enabled: false },
+    // A sink makes the sales flow run (its queue is on the dashboard); no pull schedule, so no sale is touched.
+    sales: { enabled: false, sink: { kind: 'file', dir: salesDir } },
   });
   daemon = await startDaemon({ config, logger: logs.logger }, { role: 'all' });
   // launch() gives every run a fresh temporary profile.
@@ -45,6 +48,7 @@ afterAll(async () => {
   await sim?.close();
   await deleteKeys(redis, prefix);
   redis.disconnect();
+  rmSync(salesDir, { recursive: true, force: true });
 });
 
 describe('admin dashboard in a browser', () => {
