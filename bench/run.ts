@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only throughput,reconcile,coalescing,latency] [-- --profile DIR]`: the benchmarks,
+ * `npm run bench [-- --quick] [-- --only throughput,reconcile,coalescing,latency,stockout] [-- --profile DIR]`: the benchmarks,
  * against the simulator on loopback, with a redis-server and a PostgreSQL cluster of their own. Each
  * figure is stored beside a baseline measured in the same run (the machine is shared and noisy), in
  * bench/results/<name>.json, and a full run rewrites the table in bench/README.md.
@@ -14,9 +14,10 @@ import { startEnvironment } from './lib/environment.js';
 import { latencyBench } from './lib/latency.js';
 import { reconcileBench } from './lib/reconcile-bench.js';
 import { type BenchResult, runInfo, updateReadme, writeResult } from './lib/results.js';
+import { stockoutBench } from './lib/stockout.js';
 import { throughputBench } from './lib/throughput.js';
 
-const BENCHES = ['throughput', 'reconcile', 'coalescing', 'latency'] as const;
+const BENCHES = ['throughput', 'reconcile', 'coalescing', 'latency', 'stockout'] as const;
 type BenchName = (typeof BENCHES)[number];
 
 const { values } = parseArgs({
@@ -79,6 +80,7 @@ try {
   if (only.includes('reconcile')) record(await reconcileBench(env, { skus: storeItems, differentShare: 0.01 }, log));
   if (only.includes('coalescing')) record(await coalescingBench(env, quick ? { skus: 1000, updatesPerSku: 10 } : { skus: 10_000, updatesPerSku: 10 }, log));
   if (only.includes('latency')) record(await latencyBench(env, quick ? { perSecond: 50, seconds: 5 } : { perSecond: 200, seconds: 30 }, log));
+  if (only.includes('stockout')) record(await stockoutBench(env, quick ? { backlog: 2000, stockouts: 10, idleStockouts: 5 } : { backlog: 10_000, stockouts: 40, idleStockouts: 20 }, log));
   if (!quick) updateReadme(join(benchDir, 'README.md'), resultsDir, BENCHES);
 } catch (error) {
   failed = true;

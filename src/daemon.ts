@@ -23,8 +23,9 @@ import { flowActions } from './sync/control/flow-actions.js';
 import { type ControlActions, type ControlFlow, startControlFlow } from './sync/control/index.js';
 import type { Flow, FlowDeps, Role } from './sync/flow.js';
 import { type FulfillmentFlow, startFulfillmentFlow } from './sync/fulfillment/index.js';
-import { type InventoryFlow, startInventoryFlow } from './sync/inventory/index.js';
+import { explainSku, type InventoryFlow, markSalesProcessed, startInventoryFlow } from './sync/inventory/index.js';
 import { type SalesFlow, startSalesFlow } from './sync/sales/index.js';
+import { pullSiteId } from './sync/sales/runtime.js';
 
 /** What the daemon is built from; everything but the config and the logger has a default. */
 export interface DaemonDeps {
@@ -126,6 +127,11 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
       readiness: new Readiness({ redis: health, store }),
       queues,
       control: { queueName: QUEUE_NAMES.control, enqueue: (data) => control.enqueue(data) },
+      inventory: {
+        explain: (sku, explainOptions) => explainSku(flowDeps, sku, explainOptions),
+        markProcessed: (request) => markSalesProcessed(flowDeps, request),
+        defaultSiteId: pullSiteId(config),
+      },
     });
     logger.info(
       {

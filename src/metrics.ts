@@ -119,6 +119,27 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Units held by store sales the ERP has not booked yet (subtracted from the published stock). */
+  readonly reservedUnits = new Gauge({
+    name: `${PREFIX}reserved_units`,
+    help: 'Units reserved by store sales the ERP has not booked yet.',
+    registers: [this.registry],
+  });
+
+  /** Sales holding a reservation the ERP has not booked yet. */
+  readonly reservationsOpen = new Gauge({
+    name: `${PREFIX}reservations_open`,
+    help: 'Store sales holding a reservation the ERP has not booked yet.',
+    registers: [this.registry],
+  });
+
+  /** Age of the oldest such sale: a day or more means the ERP is not booking sales. */
+  readonly reservationOldestAge = new Gauge({
+    name: `${PREFIX}reservation_oldest_age_seconds`,
+    help: 'Age of the oldest reservation the ERP has not booked (0 when none).',
+    registers: [this.registry],
+  });
+
   /** Functions that refresh gauges read from elsewhere (queue depth from Redis) right before a scrape. */
   readonly #collectors = new Set<() => Promise<void>>();
 

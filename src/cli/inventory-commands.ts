@@ -2,13 +2,16 @@
  * `storesync resync inventory`: runs the reconcile from the command line. It queues the differences
  * (the running daemon's workers send them) and prints the plan: counts per field, the first
  * differences, SKUs missing on the store. `--dry-run` compares without writing anything.
+ * `storesync inventory explain SKU`: why the store shows what it shows for a SKU (reads only).
  */
 import type { Command } from 'commander';
 
+import { explainSku, type SkuExplanation } from '../sync/inventory/explain.js';
 import { runReconcile } from '../sync/inventory/reconcile.js';
 import type { ReconcileReport } from '../sync/inventory/types.js';
 import { type CliContext, type CliIo, formatTable, printResult } from './context.js';
 import { withFlowDeps } from './flow-deps.js';
+import { OptionValues } from './option-values.js';
 
 interface ResyncInventoryOptions {
   source?: string;
@@ -34,6 +37,40 @@ export function registerInventoryCommands(program: Command, ctx: CliContext): vo
     .option('--force', 'queue every ERP field, even those equal on the store')
     .option('--json', 'print the report as JSON')
     .action((options: ResyncInventoryOptions) => resyncInventory(ctx, options));
+
+  const inventory =
+    program.commands.find((command) => command.name() === 'inventory') ??
+    program.command('inventory').description('inventory sync: look into what storesync publishes');
+  inventory
+    .command('explain')
+    .argument('<sku>', 'the SKU (Code)')
+    .description('why the store shows what it shows: ERP values, reservations, safety stock, the published figure, jobs (reads only)')
+    .option('--site <n>', 'list the reservations of this site only')
+    .option('--json', 'print the explanation as JSON')
+    .action(async (sku: string, options: { site?: string; json?: boolean }) => {
+      const values = new OptionValues();
+      const siteId = values.int('--site', options.site, 'positive integer');
+      values.check('inventory explain');
+      const explanation = await withFlowDeps(ctx, (deps) => explainSku(deps, sku, siteId === undefined ? {} : { siteId }));
+      if (options.json) printResult(ctx.io, explanation, true);
+      else ctx.io.stdout.write(`${describeExplanation(explanation)}\n`);
+    });
+}
+
+/** The human-readable explanation. */
+export function describeExplanation(e: SkuExplanation): string {
+  const lines = [`SKU ${e.sku}${e.siteId === null ? '' : ` (reservations of site ${e.siteId})`}`];
+  lines.push('', 'ERP values:', e.erp.length === 0 ? '  none received' : formatTable(e.erp as unknown as Array<Record<string, unknown>>));
+  lines.push('', `Reservations (version ${e.reservationVersion}):`);
+  lines.push(e.reservations.length === 0 ? '  none' : formatTable(e.reservations as unknown as Array<Record<string, unknown>>, ['siteId', 'saleId', 'quantity', 'since', 'state', 'bookedAt', 'appliesToFigure']));
+  lines.push('', `Safety stock: ${e.safetyStock.value} (from ${e.safetyStock.from === 'record' ? 'the ERP record' : 'inventory.safetyStock'})`);
+  lines.push(`Published stock: ${e.published ? `${e.published.formula}  (ERP − reserved − safety stock)` : 'none (no ERP stock received)'}`);
+  if (e.nextStockWrite !== null) lines.push(`Next job sends Stock = ${e.nextStockWrite}`);
+  const acknowledged = Object.entries(e.store.acknowledged).map(([field, value]) => `${field}=${JSON.stringify(value)}`);
+  lines.push(`Store last acknowledged: ${acknowledged.join(' ') || 'nothing'}${e.store.at ? ` at ${e.store.at}` : ''}`);
+  lines.push('', 'Jobs:', e.jobs.length === 0 ? '  none' : formatTable(e.jobs as unknown as Array<Record<string, unknown>>));
+  lines.push('', 'Refused ERP rows:', e.rejects.length === 0 ? '  none' : formatTable(e.rejects as unknown as Array<Record<string, unknown>>));
+  return lines.join('\n');
 }
 
 async function resyncInventory(ctx: CliContext, options: ResyncInventoryOptions): Promise<void> {

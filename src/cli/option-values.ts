@@ -119,6 +119,13 @@ export class OptionValues {
     return this.jsonObject(option, text);
   }
 
+  /** An instant written in ISO 8601 with its zone (`2025-05-01T12:00:00Z`), as epoch ms. */
+  instant(option: string, value: string | undefined): number | undefined {
+    if (value === undefined) return undefined;
+    const ms = /^\d{4}-\d{2}-\d{2}T.*(Z|[+-]\d{2}:?\d{2})$/.test(value) ? Date.parse(value) : Number.NaN;
+    return Number.isNaN(ms) ? this.#bad(option, value, 'an ISO 8601 time with a zone, e.g. 2025-05-01T12:00:00Z') : ms;
+  }
+
   /** Throws a ValidationError listing every bad option, if any. */
   check(context: string): void {
     if (this.#issues.length > 0) throw new ValidationError(this.#issues, context);

@@ -1,5 +1,6 @@
 /**
- * `storesync sales pull|export|fulfil` and `storesync migrate`: the sales flow by hand. A pull queues
+ * `storesync sales pull|export|fulfil|processed` and `storesync migrate`: the sales flow by hand
+ * (`processed`: the ERP booked these sales, so their reservations are released). A pull queues
  * jobs for the daemon's workers (or lists them with --dry-run); export and fulfil do their work for
  * one sale right away, through the same code and guards as the workers.
  */
@@ -10,7 +11,9 @@ import { assertInterfaceTables, migrateInterfaceTables } from '../erp/sinks/migr
 import { openSql } from '../erp/sql-client.js';
 import { ValidationError } from '../errors.js';
 import { type FulfillmentUpdate, updateSale } from '../sync/fulfillment/index.js';
+import { markSalesProcessed } from '../sync/inventory/index.js';
 import { exportOneSale, type PullReport, pullSales } from '../sync/sales/index.js';
+import { pullSiteId } from '../sync/sales/runtime.js';
 import { type CliContext, formatTable, printResult } from './context.js';
 import { withFlowDeps } from './flow-deps.js';
 import { defined, OptionValues } from './option-values.js';
@@ -125,6 +128,28 @@ export function registerSalesCommands(program: Command, ctx: CliContext): void {
       }
       const result = await withFlowDeps(ctx, (deps) => updateSale(deps, sale, update, { force: options.force === true }));
       printResult(ctx.io, result, options.json === true);
+    });
+
+  sales
+    .command('processed')
+    .argument('<ids...>', 'sale ids the ERP has booked')
+    .description('tell storesync the ERP has booked these sales, releasing their reservations (README, "Overselling")')
+    .option('--site <n>', 'the sales\' site (default: sales.pull.siteId, else store.siteId)')
+    .option('--booked-at <time>', 'when the ERP booked them, ISO 8601 with a zone (default: now)')
+    .option('--json', 'print the outcome as JSON')
+    .action(async (ids: string[], options: { site?: string; bookedAt?: string; json?: boolean }) => {
+      const values = new OptionValues();
+      const site = values.int('--site', options.site, 'positive integer');
+      const bookedAt = values.instant('--booked-at', options.bookedAt);
+      const saleIds = ids.map((id) => values.int('ID', id, 'positive integer') ?? 0);
+      values.check('sales processed');
+      const siteId = site ?? pullSiteId(ctx.config());
+      if (siteId === null) {
+        throw new ValidationError([{ field: '--site', value: undefined, rule: 'required when neither sales.pull.siteId nor store.siteId is set' }], 'sales processed');
+      }
+      const outcomes = await withFlowDeps(ctx, (deps) => markSalesProcessed(deps, { siteId, saleIds, ...(bookedAt === undefined ? {} : { bookedAt }) }));
+      if (options.json) printResult(ctx.io, outcomes, true);
+      else ctx.io.stdout.write(`${formatTable(outcomes as unknown as Array<Record<string, unknown>>)}\n`);
     });
 
   program

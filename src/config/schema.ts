@@ -200,6 +200,20 @@ export const configSchema = z.object({
           siteIds: z.array(positiveInt).default([]),
         })
         .prefault({}),
+      /** Units kept off the store per SKU; a record's `SafetyStock` column overrides it. */
+      safetyStock: nonNegativeInt.default(0),
+      reservations: z
+        .object({
+          /** Subtract the units of sales the ERP has not booked yet; null: on whenever sales sync runs. */
+          enabled: z.boolean().nullable().default(null),
+          /** Sale statuses whose lines are reserved from the moment storesync sees them. */
+          statuses: z.array(z.number().int().nonnegative()).min(1).default([0, 1, 2, 3]),
+          /** When booked sales are looked for (SQL sink: `erp_processed_at`) and the gauges refreshed. */
+          schedule: cron.default('*/15 * * * * *'),
+          /** Release a reservation this long after it was made even if the ERP never booked it; null: never. */
+          releaseAfterMinutes: positiveInt.nullable().default(null),
+        })
+        .prefault({}),
     })
     .prefault({}),
   sales: z
@@ -307,3 +321,11 @@ export type CsvSourceConfig = z.infer<typeof csvSourceSchema>;
 export type HttpSourceConfig = z.infer<typeof httpSourceSchema>;
 export type StoreConfig = z.infer<typeof storeSchema>;
 export type SalesSinkConfig = NonNullable<Config['sales']['sink']>;
+
+/**
+ * Whether reservations are on: `inventory.reservations.enabled`, else whenever sales sync runs (a
+ * `sales.sink` is configured).
+ */
+export function reservationsEnabled(config: Readonly<Config>): boolean {
+  return config.inventory.reservations.enabled ?? config.sales.sink !== null;
+}

@@ -57,6 +57,8 @@ export const INVENTORY_FIELDS: FieldCatalog = {
   SiteId: { type: 'int' },
   Properties: { type: 'properties' },
   ExtendedWarranty: { type: 'objectList' },
+  /** Not a store field: units storesync keeps off the store for this SKU (README, "Overselling"). */
+  SafetyStock: { type: 'int' },
 };
 
 /** Fields of a shipment update for a sale (the store's sale update, plus the sale's keys). */

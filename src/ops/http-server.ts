@@ -1,6 +1,6 @@
 /**
  * The HTTP side of the daemon (every role): `/metrics`, `/livez`, `/readyz`, and under `/admin` (always
- * authenticated) the queue dashboard and the resync endpoints.
+ * authenticated) the queue dashboard, the resync endpoints, the SKU explanation and the booked-sales call.
  */
 import type { Queue } from 'bullmq';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -13,6 +13,7 @@ import { adminAuthHook } from './admin-auth.js';
 import { dashboardAuditHook } from './audit.js';
 import { registerDashboard } from './dashboard.js';
 import type { Readiness } from './health.js';
+import { type InventoryRoutesOptions, registerInventoryRoutes } from './inventory-routes.js';
 import { registerResyncRoutes } from './resync-routes.js';
 
 /** Everything under this prefix requires admin credentials. */
@@ -31,6 +32,8 @@ export interface HttpServerOptions {
   control: { queueName: string; enqueue(data: ControlJobData): Promise<string> };
   /** Time a resync request waits for Redis to queue its job before answering 503. */
   enqueueTimeoutMs?: number;
+  /** `GET /admin/inventory/{sku}` and `POST /admin/sales/processed`; absent: not served. */
+  inventory?: Omit<InventoryRoutesOptions, 'logger'>;
 }
 
 /** A listening server. */
@@ -76,6 +79,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
         enqueue: (data) => options.control.enqueue(data),
         ...(options.enqueueTimeoutMs ? { timeoutMs: options.enqueueTimeoutMs } : {}),
       });
+      if (options.inventory) registerInventoryRoutes(admin, { ...options.inventory, logger });
       await registerDashboard(admin, {
         queues: options.queues,
         controlQueueName: options.control.queueName,

@@ -207,8 +207,27 @@ export class SimulatorState {
     }
     if (this.salesByReference.has(referenceKey(sale))) throw new HttpError(409, `ExternalReference ${sale.ExternalReference} already used on site ${sale.SiteId}`);
     this.#insertSale({ sale, createdAtMs });
+    // As a hosted store does: a placed sale takes its units off the shelf at once.
+    if (sale.Status >= 0) this.#moveStock(sale, -1);
     this.#nextSaleId = Math.max(this.#nextSaleId, id + 1);
     return sale;
+  }
+
+  /**
+   * Applies a sale update's status change to the stock as a hosted store does: a sale cancelled or
+   * rejected (a negative status) gives its units back; one taken back out of it takes them again.
+   */
+  changeSaleStatus(sale: Sale, previousStatus: number): void {
+    if (previousStatus >= 0 && sale.Status < 0) this.#moveStock(sale, 1);
+    else if (previousStatus < 0 && sale.Status >= 0) this.#moveStock(sale, -1);
+  }
+
+  #moveStock(sale: Sale, sign: 1 | -1): void {
+    for (const line of sale.Items) {
+      const item = this.items.get(line.Code)?.item;
+      if (!item || !(line.Quantity > 0)) continue;
+      item.Stock = Math.max(0, item.Stock + sign * line.Quantity);
+    }
   }
 
   /** Next user id. */

@@ -75,7 +75,7 @@ describe('storesync resync inventory', () => {
     expect(run.stdout).toContain('Differences: 1 in 1 SKUs; missing on the store: 0');
     expect(run.stdout).toContain('Jobs queued: 1');
     expect(run.stdout).toMatch(/C-2\s+Stock\s+5\s+2/);
-    expect(await redis.llen(`${prefix}:inventory:wait`)).toBe(1);
+    expect(await redis.zcard(`${prefix}:inventory:prioritized`)).toBe(1);
   });
 
   it('draws a progress bar on stderr when stderr is a terminal', async () => {

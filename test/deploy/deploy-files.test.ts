@@ -57,7 +57,7 @@ describe('Prometheus and Grafana files', () => {
     expect(result.code).toBe(0);
   });
 
-  it('alerts only on metrics that storesync exports, covering staleness, failures, backlog, logins and waiting sales', () => {
+  it('alerts only on metrics that storesync exports, covering staleness, failures, backlog, logins, waiting sales and unbooked reservations', () => {
     const groups = (parseYaml(read('deploy/alerts.yml')) as { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> }).groups;
     const rules = groups.flatMap((group) => group.rules);
     for (const rule of rules) {
@@ -67,9 +67,10 @@ describe('Prometheus and Grafana files', () => {
     for (const needed of [
       'storesync_last_success_timestamp_seconds',
       'storesync_jobs_total',
-      'deriv(storesync_queue_jobs{state="waiting"}[15m]) > 0',
+      'deriv(sum by (queue) (storesync_queue_jobs{state=~"waiting|prioritized"})[15m:1m]) > 0',
       'storesync_store_logins_total{outcome="failure"}',
       'storesync_sales_oldest_unacknowledged_age_seconds',
+      'storesync_reservation_oldest_age_seconds > 86400',
     ]) {
       expect(exprs).toContain(needed);
     }

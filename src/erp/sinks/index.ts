@@ -10,7 +10,7 @@ import { SqlSalesSink } from './sql-sink.js';
 import type { SalesSink } from './types.js';
 
 export { migrateInterfaceTables,type MigrateReport } from './migrations.js';
-export type { ExportResult, SalesSink } from './types.js';
+export type { ExportResult, ProcessedSale, SalesSink, UnprocessedSale } from './types.js';
 
 /** What every sink may need besides its own configuration. */
 export interface SinkContext {

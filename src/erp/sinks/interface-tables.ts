@@ -66,6 +66,8 @@ export const SALE_COLUMNS: readonly ColumnSpec[] = [
   { name: 'received_at', kind: 'timestamp', nullable: false },
   { ...text('erp_status', 50), erpOwned: true },
   { ...text('erp_reference', 255), erpOwned: true },
+  /** Set by the ERP when it has booked the sale's stock movement: storesync then releases its reservation. */
+  { name: 'erp_processed_at', kind: 'timestamp', nullable: true, erpOwned: true },
 ];
 
 /** Columns of the sale lines table, in table order. */

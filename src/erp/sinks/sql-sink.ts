@@ -11,7 +11,7 @@ import { isTemporarySqlError, sqlErrorCode } from '../sql-errors.js';
 import { type ColumnSpec, qualified, quoteIdent, SALE_COLUMNS, SALE_ITEM_COLUMNS, type TableNames } from './interface-tables.js';
 import { assertInterfaceTables } from './migrations.js';
 import { type Row, saleItemRows, saleRow } from './sale-rows.js';
-import { defaultErpRef, type ExportResult, type SalesSink } from './types.js';
+import { defaultErpRef, type ExportResult, type ProcessedSale, type SalesSink, type UnprocessedSale } from './types.js';
 
 /** Options of the SQL sink. */
 export interface SqlSinkOptions {
@@ -69,6 +69,19 @@ function retryable(error: unknown): boolean {
   return error instanceof StoreSyncError ? error.retryable : isTemporarySqlError(error);
 }
 
+/** Sales asked about per `processed` query. */
+const PROCESSED_CHUNK = 200;
+
+/** A timestamp column as epoch ms (drivers give Dates; MariaDB's DATETIME holds UTC). */
+function instant(value: unknown): number | null {
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.getTime();
+  if (typeof value === 'string' && value !== '') {
+    const ms = Date.parse(/[zZ]|[+-]\d{2}:?\d{2}$/.test(value) ? value : `${value.replace(' ', 'T')}Z`);
+    return Number.isNaN(ms) ? null : ms;
+  }
+  return null;
+}
+
 /** Writes sales into the interface tables; see the module comment. */
 export class SqlSalesSink implements SalesSink {
   readonly kind = 'sql';
@@ -116,6 +129,66 @@ export class SqlSalesSink implements SalesSink {
       });
     } catch (error) {
       throw new ErpError(NAME, `sale ${siteId}-${sale.Id} not written: ${(error as Error).message}`, { code: sqlErrorCode(error), cause: error, retryable: retryable(error) });
+    }
+  }
+
+  async processed(keys: ReadonlyArray<{ siteId: number; saleId: number }>): Promise<ProcessedSale[]> {
+    const d = this.#sql.dialect;
+    const q = (name: string): string => quoteIdent(d, name);
+    const out: ProcessedSale[] = [];
+    for (let start = 0; start < keys.length; start += PROCESSED_CHUNK) {
+      const chunk = keys.slice(start, start + PROCESSED_CHUNK);
+      const params: Record<string, number> = {};
+      const pairs = chunk.map((key, i) => {
+        params[`s${i}`] = key.siteId;
+        params[`i${i}`] = key.saleId;
+        return `(${q('site_id')} = :s${i} AND ${q('sale_id')} = :i${i})`;
+      });
+      try {
+        const rows = await this.#sql.query(
+          `SELECT ${q('site_id')} AS site_id, ${q('sale_id')} AS sale_id, ${q('erp_processed_at')} AS erp_processed_at
+           FROM ${qualified(d, this.#options.tables, 'sales')} WHERE ${q('erp_processed_at')} IS NOT NULL AND (${pairs.join(' OR ')})`,
+          params,
+        );
+        for (const row of rows) {
+          const processedAt = instant(row.erp_processed_at);
+          if (processedAt !== null) out.push({ siteId: Number(row.site_id), saleId: Number(row.sale_id), processedAt });
+        }
+      } catch (error) {
+        throw new ErpError(NAME, `cannot read erp_processed_at: ${(error as Error).message}`, { code: sqlErrorCode(error), cause: error });
+      }
+    }
+    return out;
+  }
+
+  async unprocessed(): Promise<UnprocessedSale[]> {
+    const d = this.#sql.dialect;
+    const q = (name: string): string => quoteIdent(d, name);
+    const sales = qualified(d, this.#options.tables, 'sales');
+    const items = qualified(d, this.#options.tables, 'items');
+    try {
+      const rows = await this.#sql.query(
+        `SELECT s.${q('site_id')} AS site_id, s.${q('sale_id')} AS sale_id, s.${q('received_at')} AS received_at, i.${q('code')} AS code, i.${q('quantity')} AS quantity
+         FROM ${sales} s JOIN ${items} i ON i.${q('site_id')} = s.${q('site_id')} AND i.${q('sale_id')} = s.${q('sale_id')}
+         WHERE s.${q('erp_processed_at')} IS NULL`,
+        {},
+      );
+      const bySale = new Map<string, UnprocessedSale>();
+      for (const row of rows) {
+        const code = row.code === null || row.code === undefined ? '' : String(row.code);
+        const quantity = Number(row.quantity);
+        if (code === '' || !(quantity > 0)) continue;
+        const id = `${row.site_id}:${row.sale_id}`;
+        let sale = bySale.get(id);
+        if (!sale) {
+          sale = { siteId: Number(row.site_id), saleId: Number(row.sale_id), receivedAt: instant(row.received_at) ?? 0, lines: new Map() };
+          bySale.set(id, sale);
+        }
+        sale.lines.set(code, (sale.lines.get(code) ?? 0) + quantity);
+      }
+      return [...bySale.values()];
+    } catch (error) {
+      throw new ErpError(NAME, `cannot read the sales not yet processed: ${(error as Error).message}`, { code: sqlErrorCode(error), cause: error });
     }
   }
 

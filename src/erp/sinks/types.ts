@@ -13,9 +13,29 @@ export interface ExportResult {
   created: boolean;
 }
 
+/** A sale the ERP has booked, and when (its `erp_processed_at`, ms). */
+export interface ProcessedSale {
+  siteId: number;
+  saleId: number;
+  processedAt: number;
+}
+
+/** A sale the ERP has not booked yet, with its quantities per SKU. */
+export interface UnprocessedSale {
+  siteId: number;
+  saleId: number;
+  /** When storesync wrote it (ms). */
+  receivedAt: number;
+  lines: Map<string, number>;
+}
+
 /** Where sales go: interface tables, an HTTP endpoint, a folder of JSON files. */
 export interface SalesSink {
   readonly kind: 'sql' | 'http' | 'file';
+  /** The sales among `keys` the ERP has booked (sinks that can tell: the SQL interface tables). */
+  processed?(keys: ReadonlyArray<{ siteId: number; saleId: number }>): Promise<ProcessedSale[]>;
+  /** Every exported sale the ERP has not booked yet (sinks that can tell), to rebuild reservations. */
+  unprocessed?(): Promise<UnprocessedSale[]>;
   /** Throws a clear, non-retryable error when the sink cannot work as configured (missing tables). */
   check(): Promise<void>;
   /** Exports the sale pulled for `siteId`; retryable failures throw a retryable `ErpError`. */

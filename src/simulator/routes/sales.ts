@@ -132,9 +132,11 @@ async function update(ctx: SimContext, req: RouteRequest): Promise<RouteReply> {
   const refused = successFalse(ctx);
   if (refused) return refused;
   const sale: Sale = stored.sale;
+  const previousStatus = sale.Status;
   const replacing = ctx.faults.current.replacingSalePut;
   if (replacing) Object.assign(sale, emptied(fields));
   Object.assign(sale, fields);
+  ctx.state.changeSaleStatus(sale, previousStatus);
   if (!replacing && fields.Status !== undefined && fields.StatusText === undefined) {
     sale.StatusText = SALE_STATUSES.find((s) => s.status === sale.Status)?.text ?? sale.StatusText;
   }

@@ -3,29 +3,62 @@
  * and the deduplication id with `keepLastIfActive`, so a SKU has at most one active and one waiting
  * job: adds while one waits are absorbed by it, adds while one runs leave exactly one follow-up. A
  * custom `jobId = SKU` would instead silently drop adds while an old job with that id is kept.
+ *
+ * Stock-outs first: every job has a BullMQ priority (lower runs first; a job without one would run
+ * before all of them), so a change that lowers the stock the store may sell overtakes a backlog of
+ * increases, which overtake price-only changes. An add absorbed by a SKU's waiting job does not change
+ * that job's priority by itself, so an urgent add raises the waiting job's priority.
  */
-import type { Queue } from 'bullmq';
+import { Job, type Queue } from 'bullmq';
 
 import type { InventoryJobData } from './types.js';
+
+/** Job priorities, most urgent first. */
+export const PRIORITY = {
+  /** The published stock goes down (a sale, a stock-out, a higher safety stock). */
+  decrease: 1,
+  /** The published stock goes up. */
+  increase: 2,
+  /** Prices and other fields. */
+  other: 3,
+} as const;
 
 /** Adds per call to Redis; large batches (a reconcile) go in chunks. */
 const CHUNK = 500;
 
+/** Options of `enqueueSkus`. */
+export interface EnqueueOptions {
+  force?: boolean;
+  /** Priority per SKU (default: `PRIORITY.other`). */
+  priorities?: ReadonlyMap<string, number>;
+  /** Priority of every SKU without an entry in `priorities`. */
+  priority?: number;
+}
+
 /** Makes sure a job will run for each SKU after this call (values are already in the pending state). */
-export async function enqueueSkus(
-  queue: Queue<InventoryJobData>,
-  skus: Iterable<string>,
-  options: { force?: boolean } = {},
-): Promise<number> {
+export async function enqueueSkus(queue: Queue<InventoryJobData>, skus: Iterable<string>, options: EnqueueOptions = {}): Promise<number> {
   const unique = [...new Set(skus)];
+  const priorityOf = (sku: string): number => options.priorities?.get(sku) ?? options.priority ?? PRIORITY.other;
   for (let start = 0; start < unique.length; start += CHUNK) {
-    await queue.addBulk(
-      unique.slice(start, start + CHUNK).map((sku) => ({
+    const chunk = unique.slice(start, start + CHUNK);
+    const jobs = await queue.addBulk(
+      chunk.map((sku) => ({
         name: sku,
         data: options.force ? { sku, force: true } : { sku },
-        opts: { deduplication: { id: sku, keepLastIfActive: true } },
+        opts: { deduplication: { id: sku, keepLastIfActive: true }, priority: priorityOf(sku) },
       })),
     );
+    const urgent = jobs.filter((job, i) => priorityOf(chunk[i] ?? '') === PRIORITY.decrease && job.id !== undefined);
+    await Promise.all(urgent.map((job) => raisePriority(queue, job.id as string, PRIORITY.decrease)));
   }
   return unique.length;
+}
+
+/** Moves a SKU's waiting job (possibly an older one that absorbed the add) up to `priority`. */
+async function raisePriority(queue: Queue<InventoryJobData>, jobId: string, priority: number): Promise<void> {
+  const job = await Job.fromId<InventoryJobData>(queue, jobId);
+  if (!job || (job.opts.priority ?? 0) <= priority) return;
+  // Only a job still waiting its turn can move; an active one leaves its follow-up as added last.
+  if ((await job.getState()) !== 'prioritized') return;
+  await job.changePriority({ priority }).catch(() => undefined);
 }

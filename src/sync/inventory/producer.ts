@@ -14,6 +14,7 @@ import type { FailedEntry } from '../../queue/failed-job-log.js';
 import { validateInventoryUpdate } from '../../store/validation.js';
 import { pollChangeSource, type PollOptions } from '../poll-source.js';
 import { enqueueSkus } from './enqueue.js';
+import { localFieldIssues, storeFields } from './published-stock.js';
 import type { InventoryRuntime } from './runtime.js';
 import type { PendingEntry, PollReport } from './types.js';
 
@@ -24,6 +25,8 @@ type Checked = { sku: string; entries: Record<string, PendingEntry> } | { reject
 export async function pollSource(rt: InventoryRuntime, source: ChangeSource, options: PollOptions): Promise<PollReport> {
   // A SKU changed in several batches of one poll has one job: the report counts distinct SKUs.
   const queued = new Set<string>();
+  // Every value of this poll was read after this instant, none before (reservations.ts).
+  const observedAt = rt.now();
   const report = await pollChangeSource(source, options, {
     flow: 'inventory',
     cursors: rt.state.cursors,
@@ -31,7 +34,7 @@ export async function pollSource(rt: InventoryRuntime, source: ChangeSource, opt
     now: rt.now,
     queueBatch: async (batch) => {
       const before = queued.size;
-      const { skus, rejected } = await queueBatch(rt, source.name, batch);
+      const { skus, rejected } = await queueBatch(rt, source.name, batch, observedAt);
       for (const sku of skus) queued.add(sku);
       return { queued: queued.size - before, rejected };
     },
@@ -42,12 +45,12 @@ export async function pollSource(rt: InventoryRuntime, source: ChangeSource, opt
 }
 
 /** Checks, merges and queues one batch; refused records become failed entries of the rejects queue. */
-async function queueBatch(rt: InventoryRuntime, source: string, batch: ChangeBatch): Promise<{ skus: string[]; rejected: number }> {
+async function queueBatch(rt: InventoryRuntime, source: string, batch: ChangeBatch, observedAt: number): Promise<{ skus: string[]; rejected: number }> {
   const readAt = rt.now();
   const good: Array<{ sku: string; entries: Record<string, PendingEntry> }> = [];
   const rejects: Array<{ reject: FailedEntry; issues: ValidationIssue[] }> = [];
   for (const record of batch.records) {
-    const checked = checkRecord(record, source, readAt);
+    const checked = checkRecord(record, source, readAt, observedAt);
     if ('reject' in checked) rejects.push(checked);
     else good.push(checked);
   }
@@ -56,9 +59,9 @@ async function queueBatch(rt: InventoryRuntime, source: string, batch: ChangeBat
     rejects.push({ issues: record.issues, reject: rejectEntry(name, source, record.ref, undefined, record.issues) });
   }
   // Merge before adding: a job always finds its values, whichever instance runs it.
-  await rt.state.merge(good);
+  const priorities = await rt.state.merge(good);
   const skus = good.map((item) => item.sku);
-  await enqueueSkus(rt.queue, skus);
+  await enqueueSkus(rt.queue, skus, { priorities });
   await recordRejects(rt, source, rejects);
   return { skus, rejected: rejects.length };
 }
@@ -66,13 +69,14 @@ async function queueBatch(rt: InventoryRuntime, source: string, batch: ChangeBat
 /** Why the store would refuse a record's values (each issue names the SKU, field, value and rule); empty when it may be queued. */
 export function inventoryRecordIssues(record: SourceRecord): ValidationIssue[] {
   const code = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
-  const issues = validateInventoryUpdate({ InternalId: 0, ...record.fields }, code ?? record.ref);
+  // SafetyStock is storesync's own field: the store never sees it, storesync checks it.
+  const issues = [...validateInventoryUpdate({ InternalId: 0, ...storeFields(record.fields) }, code ?? record.ref), ...localFieldIssues(record, code)];
   if (code === undefined && issues.length === 0) return [{ record: record.ref, field: 'Code', value: record.fields.Code, rule: 'required' }];
   return issues;
 }
 
 /** Validates a record as the store would and turns its fields into pending entries. */
-function checkRecord(record: SourceRecord, source: string, readAt: number): Checked {
+function checkRecord(record: SourceRecord, source: string, readAt: number, observedAt: number): Checked {
   const code = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
   const issues = inventoryRecordIssues(record);
   if (code === undefined || issues.length > 0) {
@@ -90,6 +94,8 @@ function checkRecord(record: SourceRecord, source: string, readAt: number): Chec
       version: cursorVersion ?? readAt,
       at: readAt,
       source,
+      observedAt,
+      ...(cursor === null ? {} : { cursor }),
       ...(changedAt === undefined ? {} : { changedAt }),
     };
   }

@@ -13,7 +13,7 @@
  * them is looked up by code on the whole store: one living on another site is reported "on site N",
  * neither missing nor created. A store item that does not fit its schema is parked in `store-rejects`.
  */
-import { cursorToVersion } from '../../erp/cursor.js';
+import { cursorToVersion, isTimestampCursor } from '../../erp/cursor.js';
 import { INVENTORY_FIELDS } from '../../erp/fields.js';
 import { createSource } from '../../erp/index.js';
 import type { ChangeSource, SourceRecord } from '../../erp/types.js';
@@ -24,7 +24,8 @@ import type { InventoryItem } from '../../store/schemas/index.js';
 import { validateInventoryUpdate } from '../../store/validation.js';
 import type { FlowDeps } from '../flow.js';
 import { sameValue } from './compare.js';
-import { enqueueSkus } from './enqueue.js';
+import { enqueueSkus, PRIORITY } from './enqueue.js';
+import { LOCAL_FIELDS, localFieldIssues, publishedStock, SAFETY_FIELD, safetyStockOf, storeFields } from './published-stock.js';
 import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
 import type { FieldDifference, PendingEntry, ReconcileReport } from './types.js';
 
@@ -46,8 +47,8 @@ export interface ReconcileOptions {
   signal?: AbortSignal;
 }
 
-/** The fields a reconcile compares: what an ERP may provide, except the key. */
-const COMPARED = Object.keys(INVENTORY_FIELDS).filter((field) => field !== 'Code');
+/** The fields a reconcile compares: what an ERP may provide for the store, except the key. */
+const COMPARED = Object.keys(INVENTORY_FIELDS).filter((field) => field !== 'Code' && !LOCAL_FIELDS.has(field));
 
 /** Store reads in flight when the store is read item by item (`skus`). */
 const LOOKUP_CONCURRENCY = 8;
@@ -118,6 +119,19 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
   const differing = new Set<string>();
   // SKUs on none of the sites read, with what to create if they prove missing everywhere.
   const absent = new Map<string, Array<{ source: string; record: SourceRecord; fields: string[] }>>();
+  // The store is compared with the published stock, so a reconcile never undoes a reservation.
+  const observedAt = rt.now();
+  const reservations = await rt.reservations.all();
+  const expected = (record: SourceRecord, sku: string): Record<string, unknown> => {
+    const values = storeFields(record.fields);
+    if (typeof values.Stock !== 'number') return values;
+    const version = cursorToVersion(record.cursor);
+    const figure = { version: version ?? observedAt, at: observedAt, observedAt, ...(isTimestampCursor(record.cursor) && version !== null ? { changedAt: version } : {}) };
+    const safety = safetyStockOf({ value: record.fields[SAFETY_FIELD] }, rt.config.inventory.safetyStock);
+    values.Stock = publishedStock(values.Stock, figure, reservations.get(sku) ?? { version: 0, entries: [] }, safety).published;
+    return values;
+  };
+  const priorities = new Map<string, number>();
 
   for (const source of withSnapshot) {
     for await (const chunk of source.snapshot!()) {
@@ -128,24 +142,29 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
         const sku = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
         if (sku === undefined || (skuFilter && !skuFilter.has(sku))) continue;
         report.erpRecords++;
-        if (validateInventoryUpdate({ InternalId: 0, ...record.fields }, sku).length > 0) {
+        if (validateInventoryUpdate({ InternalId: 0, ...storeFields(record.fields) }, sku).length > 0 || localFieldIssues(record, sku).length > 0) {
           report.rejected++;
           continue;
         }
         const views = store.items.get(sku);
-        const fields = Object.keys(record.fields).filter((field) => field !== 'Code');
+        const values = expected(record, sku);
+        const fields = Object.keys(values).filter((field) => field !== 'Code');
         if (!views) {
           const pending = absent.get(sku) ?? [];
           if (rt.config.inventory.createMissing) pending.push({ source: source.name, record, fields });
           absent.set(sku, pending);
           continue;
         }
-        const changed = diffRecord(report, sku, record, fields, views, sampleSize);
+        const changed = diffRecord(report, sku, values, fields, views, sampleSize);
         if (changed.length > 0) differing.add(sku);
         const queued = options.force ? fields : changed;
-        if (queued.length > 0) toQueue.push({ record, sku, fields: queued });
+        if (queued.length > 0) {
+          // The worker recomputes the published stock from the ERP's figure and safety stock.
+          toQueue.push({ record, sku, fields: queued.includes('Stock') && SAFETY_FIELD in record.fields ? [...queued, SAFETY_FIELD] : queued });
+          priorities.set(sku, reconcilePriority(queued, values, views));
+        }
       }
-      report.queued += report.dryRun ? new Set(toQueue.map(({ sku }) => sku)).size : await queueForced(rt, source.name, toQueue);
+      report.queued += report.dryRun ? new Set(toQueue.map(({ sku }) => sku)).size : await queueForced(rt, source.name, toQueue, priorities);
       options.onProgress?.(report.erpRecords, Math.max(report.erpRecords, store.count));
     }
   }
@@ -270,7 +289,7 @@ async function findElsewhere(rt: InventoryRuntime, store: StoreIndex, skus: read
 function diffRecord(
   report: ReconcileReport,
   sku: string,
-  record: SourceRecord,
+  values: Record<string, unknown>,
   fields: readonly string[],
   views: readonly StoreView[],
   sampleSize: number,
@@ -279,11 +298,11 @@ function diffRecord(
   for (const field of fields) {
     for (const view of views) {
       if (view.opaque?.includes(field)) continue;
-      if (sameValue(record.fields[field], view.fields[field])) continue;
+      if (sameValue(values[field], view.fields[field])) continue;
       changed.add(field);
       report.differences++;
       report.perField[field] = (report.perField[field] ?? 0) + 1;
-      if (report.sample.length < sampleSize) report.sample.push(difference(sku, field, record.fields[field], view));
+      if (report.sample.length < sampleSize) report.sample.push(difference(sku, field, values[field], view));
     }
   }
   return [...changed];
@@ -298,6 +317,7 @@ async function queueForced(
   rt: InventoryRuntime,
   source: string,
   toQueue: ReadonlyArray<{ record: SourceRecord; sku: string; fields: string[] }>,
+  priorities: ReadonlyMap<string, number> = new Map(),
 ): Promise<number> {
   if (toQueue.length === 0) return 0;
   const at = rt.now();
@@ -313,6 +333,9 @@ async function queueForced(
           version: version ?? applied.get(sku)?.get(field) ?? 0,
           at,
           source,
+          observedAt: at,
+          ...(record.cursor === null ? {} : { cursor: record.cursor }),
+          ...(isTimestampCursor(record.cursor) && version !== null ? { changedAt: version } : {}),
           force: true,
         };
       }
@@ -322,6 +345,13 @@ async function queueForced(
   return enqueueSkus(
     rt.queue,
     toQueue.map(({ sku }) => sku),
-    { force: true },
+    { force: true, priorities },
   );
+}
+
+/** A store showing more than may be sold is fixed first, then one showing less, then other fields. */
+function reconcilePriority(fields: readonly string[], values: Record<string, unknown>, views: readonly StoreView[] | undefined): number {
+  if (!fields.includes('Stock')) return PRIORITY.other;
+  const shown = views?.map((view) => Number(view.fields.Stock));
+  return shown?.some((stock) => !(stock <= Number(values.Stock))) ? PRIORITY.decrease : PRIORITY.increase;
 }

@@ -4,6 +4,7 @@
  * flow (or per reconcile run) and closed with it.
  */
 import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 
 import type { TypedEmitter } from '../../events.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
@@ -11,12 +12,15 @@ import { FailedJobLog } from '../../queue/failed-job-log.js';
 import type { FlowDeps } from '../flow.js';
 import { closeConnection, type FlowRuntime, openFlowRuntime, retryingJobOptions } from '../runtime.js';
 import { StoreRejects } from '../store-rejects.js';
+import { ReservationStore } from './reservations.js';
 import { InventoryState } from './state.js';
 import type { InventoryEvents, InventoryJobData } from './types.js';
 
 /** The shared handles of one inventory flow or reconcile run. */
 export interface InventoryRuntime extends FlowRuntime<InventoryEvents> {
   readonly state: InventoryState;
+  /** Units of store sales the ERP has not booked yet, per SKU. */
+  readonly reservations: ReservationStore;
   readonly queue: Queue<InventoryJobData>;
   /** ERP rows refused before queueing, kept as failed jobs of `inventory-rejects`. */
   readonly rejects: FailedJobLog;
@@ -33,18 +37,28 @@ export interface RuntimeOptions {
   readOnly?: boolean;
 }
 
+/** The `inventory` queue on `redis`, with the flow's job options (other flows queue SKUs through it too). */
+export function openInventoryQueue(redis: Redis, config: FlowDeps['config'], skipMetasUpdate = false): Queue<InventoryJobData> {
+  return new Queue<InventoryJobData>(QUEUE_NAMES.inventory, {
+    connection: redis,
+    prefix: config.redis.prefix,
+    defaultJobOptions: retryingJobOptions(config, config.inventory, 0.5),
+    skipMetasUpdate,
+  });
+}
+
+/** The reservation store of `config` on `redis`. */
+export function openReservationStore(redis: Redis, config: FlowDeps['config']): ReservationStore {
+  return new ReservationStore(redis, config.redis.prefix, config.sales.stateTtlDays * 86_400);
+}
+
 /** Opens the runtime. */
 export function openInventoryRuntime(deps: FlowDeps, options: RuntimeOptions = {}): InventoryRuntime {
   const base = openFlowRuntime(deps, 'inventory', options.events);
   const { redis } = base;
   const prefix = deps.config.redis.prefix;
   const skipMetasUpdate = options.readOnly ?? false;
-  const queue = new Queue<InventoryJobData>(QUEUE_NAMES.inventory, {
-    connection: redis,
-    prefix,
-    defaultJobOptions: retryingJobOptions(deps.config, deps.config.inventory, 0.5),
-    skipMetasUpdate,
-  });
+  const queue = openInventoryQueue(redis, deps.config, skipMetasUpdate);
   const rejects = new FailedJobLog({
     connection: redis,
     prefix,
@@ -64,6 +78,7 @@ export function openInventoryRuntime(deps: FlowDeps, options: RuntimeOptions = {
   return {
     ...base,
     state: new InventoryState(redis, prefix),
+    reservations: openReservationStore(redis, deps.config),
     queue,
     rejects,
     storeRejects,

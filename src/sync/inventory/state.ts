@@ -4,6 +4,9 @@
  * - `inv:applied:{sku}`  field → version: the newest version the store has taken (or already had);
  * - `inv:acked:{sku}`    field → JSON value: what the store last acknowledged, for change detection;
  * - `inv:lock:{sku}`     a short write lock, so that two jobs never PUT one SKU at once;
+ * - `inv:erp:{sku}`      field → JSON PendingEntry: the newest value the ERP gave (kept once sent): the
+ *   published stock is computed from it, and `inventory explain` shows it;
+ * - `inv:res:{sku}`      the SKU's reservations (`reservations.ts`), read here with the rest;
  * and per source `inv:cursor:{source}` → JSON cursor (`cursors`, a SourceCursors).
  *
  * Merging and settling are Lua scripts so that concurrent producers and workers never lose or
@@ -18,34 +21,54 @@ import { RELEASE_IF_OWNER } from '../../queue/redis-lock.js';
 import { SourceCursors } from '../drain-source.js';
 import type { PendingEntry } from './types.js';
 
-/** Keeps per field the entry with the higher version; among equal versions the later merge wins. */
+/**
+ * Keeps per field the entry with the higher version, in the pending hash (KEYS[1]) and in the hash of
+ * the ERP's last values (KEYS[2]) alike; among equal versions the later merge wins. Returns the job
+ * priority the change deserves (enqueue.ts): 1 when it lowers the stock the store may sell (stock
+ * down, safety stock up), 2 when it raises it, 3 for other fields or no change.
+ */
 const MERGE = `
-local changed = 0
+local class = 3
 for i = 1, #ARGV, 2 do
   local field, incoming = ARGV[i], ARGV[i + 1]
-  local current = redis.call('HGET', KEYS[1], field)
-  local take = not current
-  if current then
-    local a, b = cjson.decode(incoming), cjson.decode(current)
-    take = a.version > b.version or (a.version == b.version and a.at >= b.at)
+  local a = cjson.decode(incoming)
+  -- The same version read again (an inclusive cursor, the overlap) is the same figure: it keeps the
+  -- time it was first read, or a reservation booked in between would stop counting against it.
+  local known = redis.call('HGET', KEYS[2], field)
+  if known and cjson.decode(known).version == a.version then
+    local first = string.match(known, '"observedAt":(%d+)')
+    if first then incoming = (string.gsub(incoming, '"observedAt":%d+', '"observedAt":' .. first, 1)) end
   end
-  if take then
-    redis.call('HSET', KEYS[1], field, incoming)
-    changed = changed + 1
+  for k = 1, 2 do
+    local current = redis.call('HGET', KEYS[k], field)
+    local b = current and cjson.decode(current)
+    local take = not b or a.version > b.version or (a.version == b.version and a.at >= b.at)
+    if take then
+      redis.call('HSET', KEYS[k], field, incoming)
+      if k == 2 and (field == 'Stock' or field == 'SafetyStock') and type(a.value) == 'number' then
+        local old = b and b.value
+        local down = field == 'Stock' and (type(old) ~= 'number' and a.value == 0 or type(old) == 'number' and a.value < old)
+          or field == 'SafetyStock' and type(old) == 'number' and a.value > old
+        if down then class = 1 elseif class > 2 and old ~= a.value then class = 2 end
+      end
+    end
   end
 end
-return changed
+return class
 `;
 
 /**
  * ARGV in groups of five: mode, field, raw pending JSON, version, acked value JSON ('' = leave).
  * mode 'applied' raises the applied version (never lowers it) and records the acked value; every mode
- * then removes the pending entry only if it is still the one that was handled.
+ * then removes the pending entry only if it is still the one that was handled. Mode 'stamp' only
+ * writes the acked hash (`@at`: when the store last acknowledged a write).
  */
 const SETTLE = `
 for i = 1, #ARGV, 5 do
   local mode, field, raw, version, value = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
-  if mode == 'applied' then
+  if mode == 'stamp' then
+    redis.call('HSET', KEYS[3], field, value)
+  elseif mode == 'applied' then
     local current = tonumber(redis.call('HGET', KEYS[2], field))
     if not current or tonumber(version) > current then
       redis.call('HSET', KEYS[2], field, version)
@@ -54,7 +77,7 @@ for i = 1, #ARGV, 5 do
       redis.call('HSET', KEYS[3], field, value)
     end
   end
-  if redis.call('HGET', KEYS[1], field) == raw then
+  if mode ~= 'stamp' and redis.call('HGET', KEYS[1], field) == raw then
     redis.call('HDEL', KEYS[1], field)
   end
 end
@@ -72,11 +95,14 @@ return 0
 `;
 
 interface ScriptCommands {
-  invMerge(pendingKey: string, ...fieldAndJson: string[]): Promise<number>;
+  invMerge(pendingKey: string, erpKey: string, ...fieldAndJson: string[]): Promise<number>;
   invSettle(pendingKey: string, appliedKey: string, ackedKey: string, ...args: string[]): Promise<number>;
   invLock(lockKey: string, owner: string, ttlMs: number): Promise<number>;
   invUnlock(lockKey: string, owner: string): Promise<number>;
 }
+
+/** The acked-hash field holding when the store last acknowledged a write of the SKU (ms). */
+export const ACKED_AT_FIELD = '@at';
 
 /** A pending entry as read, with its raw JSON (the identity settle compares against). */
 export interface PendingRead {
@@ -89,6 +115,10 @@ export interface SkuState {
   pending: Map<string, PendingRead>;
   applied: Map<string, number>;
   acked: Map<string, unknown>;
+  /** The newest value the ERP gave per field (sent or not). */
+  erp: Map<string, PendingEntry>;
+  /** The SKU's reservation hash as stored (`parseSkuReservations` reads it). */
+  reservations: Record<string, string>;
 }
 
 /** How a handled pending entry is settled. */
@@ -110,47 +140,58 @@ export class InventoryState {
     this.#redis = redis;
     this.#prefix = prefix;
     this.cursors = new SourceCursors(redis, prefix, 'inv');
-    redis.defineCommand('invMerge', { numberOfKeys: 1, lua: MERGE });
+    redis.defineCommand('invMerge', { numberOfKeys: 2, lua: MERGE });
     redis.defineCommand('invSettle', { numberOfKeys: 3, lua: SETTLE });
     redis.defineCommand('invLock', { numberOfKeys: 1, lua: LOCK });
     // Deletes the lock only if this owner still holds it (an expired lock may belong to another worker now).
     redis.defineCommand('invUnlock', { numberOfKeys: 1, lua: RELEASE_IF_OWNER });
   }
 
-  #key(kind: 'pending' | 'applied' | 'acked' | 'lock', sku: string): string {
+  #key(kind: 'pending' | 'applied' | 'acked' | 'lock' | 'erp' | 'res', sku: string): string {
     return stateKey(this.#prefix, 'inv', kind, sku);
   }
 
-  /** Merges the field entries of several SKUs in one round trip. */
-  async merge(items: ReadonlyArray<{ sku: string; entries: Record<string, PendingEntry> }>): Promise<void> {
-    if (items.length === 0) return;
+  /**
+   * Merges the field entries of several SKUs in one round trip; returns per SKU the job priority its
+   * change deserves (the most urgent when a SKU comes twice).
+   */
+  async merge(items: ReadonlyArray<{ sku: string; entries: Record<string, PendingEntry> }>): Promise<Map<string, number>> {
+    const priorities = new Map<string, number>();
+    const merged = items.filter(({ entries }) => Object.keys(entries).length > 0);
+    if (merged.length === 0) return priorities;
     const pipeline = this.#redis.pipeline();
-    for (const { sku, entries } of items) {
+    for (const { sku, entries } of merged) {
       const args = Object.entries(entries).flatMap(([field, entry]) => [field, JSON.stringify(entry)]);
-      if (args.length > 0) (pipeline as unknown as ScriptCommands).invMerge(this.#key('pending', sku), ...args);
+      (pipeline as unknown as ScriptCommands).invMerge(this.#key('pending', sku), this.#key('erp', sku), ...args);
     }
-    await execOrThrow(pipeline);
+    const results = await execOrThrow(pipeline);
+    merged.forEach(({ sku }, i) => priorities.set(sku, Math.min(Number(results[i]), priorities.get(sku) ?? Number.POSITIVE_INFINITY)));
+    return priorities;
   }
 
-  /** Reads pending, applied and acked of a SKU in one transaction. */
+  /** Reads pending, applied, acked, the ERP's last values and the reservations of a SKU in one transaction. */
   async read(sku: string): Promise<SkuState> {
     const results = await execOrThrow(
       this.#redis
         .multi()
         .hgetall(this.#key('pending', sku))
         .hgetall(this.#key('applied', sku))
-        .hgetall(this.#key('acked', sku)),
+        .hgetall(this.#key('acked', sku))
+        .hgetall(this.#key('erp', sku))
+        .hgetall(this.#key('res', sku)),
     );
-    const [pending, applied, acked] = results as Array<Record<string, string>>;
+    const [pending, applied, acked, erp, reservations] = results as Array<Record<string, string>>;
     return {
       pending: new Map(Object.entries(pending ?? {}).map(([field, raw]) => [field, { raw, entry: JSON.parse(raw) as PendingEntry }])),
       applied: new Map(Object.entries(applied ?? {}).map(([field, version]) => [field, Number(version)])),
       acked: new Map(Object.entries(acked ?? {}).map(([field, value]) => [field, JSON.parse(value) as unknown])),
+      erp: new Map(Object.entries(erp ?? {}).map(([field, raw]) => [field, JSON.parse(raw) as PendingEntry])),
+      reservations: reservations ?? {},
     };
   }
 
-  /** Applies the settlements of one SKU atomically. */
-  async settle(sku: string, settlements: readonly Settlement[]): Promise<void> {
+  /** Applies the settlements of one SKU atomically; `ackedAt` records when the store acknowledged a write. */
+  async settle(sku: string, settlements: readonly Settlement[], ackedAt?: number): Promise<void> {
     if (settlements.length === 0) return;
     const args = settlements.flatMap((s) => [
       s.mode,
@@ -159,6 +200,7 @@ export class InventoryState {
       String(s.read.entry.version),
       s.mode === 'applied' && s.ackValue !== undefined ? JSON.stringify(s.ackValue) : '',
     ]);
+    if (ackedAt !== undefined) args.push('stamp', ACKED_AT_FIELD, '', '0', JSON.stringify(ackedAt));
     await (this.#redis as unknown as ScriptCommands).invSettle(this.#key('pending', sku), this.#key('applied', sku), this.#key('acked', sku), ...args);
   }
 
@@ -193,7 +235,7 @@ export class InventoryState {
 }
 
 /** Runs a pipeline or transaction and throws the first command error instead of returning it. */
-async function execOrThrow(commands: ChainableCommander): Promise<unknown[]> {
+export async function execOrThrow(commands: ChainableCommander): Promise<unknown[]> {
   const results = (await commands.exec()) ?? [];
   return results.map(([error, value]) => {
     if (error) throw error;

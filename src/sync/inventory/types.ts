@@ -24,6 +24,13 @@ export interface PendingEntry {
   force?: boolean;
   /** The ERP change time (ms) when the cursor is a timestamp, for the sync-lag metric. */
   changedAt?: number;
+  /**
+   * When the read that gave the value began (ms). A booked reservation still applies to a value
+   * without a timestamp version that was read before the booking was seen (see `reservations.ts`).
+   */
+  observedAt?: number;
+  /** The record's cursor as the source gave it, for `inventory explain`. */
+  cursor?: Cursor;
 }
 
 /**

@@ -22,6 +22,8 @@ import { StoreNotFoundError, StoreRateLimitedError } from '../../store/errors.js
 import type { InventoryUpdateInput } from '../../store/schemas/index.js';
 import { validateInventoryUpdate } from '../../store/validation.js';
 import { enqueueSkus } from './enqueue.js';
+import { isStockInput, planStock } from './published-stock.js';
+import type { Reservation } from './reservations.js';
 import type { InventoryRuntime } from './runtime.js';
 import type { PendingRead, Settlement } from './state.js';
 import type { InventoryJobData, JobOutcome } from './types.js';
@@ -96,8 +98,10 @@ async function writeSku(
   done: (outcome: JobOutcome, fields: string[], reason?: string) => void,
 ): Promise<InventoryJobResult> {
   const { sku } = job.data;
-  const { send, settled } = await plan(rt, job.data);
+  const { send, settled, onApplied, passed } = await plan(rt, job.data);
   await rt.state.settle(sku, settled);
+  // Booked reservations the ERP figure has passed apply to no figure from now on.
+  await rt.reservations.prune(sku, passed);
   if (send.size === 0) {
     done('skipped', []);
     return { outcome: 'skipped', fields: [] };
@@ -110,7 +114,7 @@ async function writeSku(
     const issues = validateInventoryUpdate(item, `SKU ${sku}`);
     if (issues.length > 0) throw new ValidationError(issues);
     const created = await write(rt, item);
-    await rt.state.settle(sku, [...send].map(([field, read]) => ({ mode: 'applied', field, read, ackValue: read.entry.value })));
+    await rt.state.settle(sku, [...[...send].map(([field, read]): Settlement => ({ mode: 'applied', field, read, ackValue: read.entry.value })), ...onApplied], rt.now());
     observeLag(rt, send);
     done('completed', fields);
     return { outcome: created ? 'created' : 'completed', fields };
@@ -143,12 +147,26 @@ async function writeSku(
   }
 }
 
-/** Sorts the pending fields of a SKU into what to send and what to settle without sending. */
-async function plan(rt: InventoryRuntime, data: InventoryJobData): Promise<{ send: Map<string, PendingRead>; settled: Settlement[] }> {
+/** What a job sends, settles now, settles once sent, and prunes. */
+interface Plan {
+  send: Map<string, PendingRead>;
+  settled: Settlement[];
+  onApplied: Settlement[];
+  passed: Reservation[];
+}
+
+/**
+ * Sorts the pending fields of a SKU into what to send and what to settle without sending. The stock is
+ * planned apart (`planStock`): the store gets the published figure, recomputed on every job.
+ */
+async function plan(rt: InventoryRuntime, data: InventoryJobData): Promise<Plan> {
   const state = await rt.state.read(data.sku);
+  const stock = planStock(state, data.force === true, rt.config.inventory.safetyStock);
   const send = new Map<string, PendingRead>();
-  const settled: Settlement[] = [];
+  const settled: Settlement[] = [...stock.settled];
+  if (stock.send) send.set('Stock', stock.send);
   for (const [field, read] of state.pending) {
+    if (isStockInput(field)) continue;
     const { entry } = read;
     const forced = data.force === true || entry.force === true;
     const applied = state.applied.get(field);
@@ -161,7 +179,7 @@ async function plan(rt: InventoryRuntime, data: InventoryJobData): Promise<{ sen
       send.set(field, read);
     }
   }
-  return { send, settled };
+  return { send, settled, onApplied: stock.onApplied, passed: stock.passed };
 }
 
 /** PUTs the item; a 404 creates it when `inventory.createMissing` is on. Returns true when created. */

@@ -9,7 +9,9 @@ import type { Worker } from 'bullmq';
 import type { SalesSink } from '../../erp/sinks/index.js';
 import { StoreSyncError } from '../../errors.js';
 import { TypedEmitter } from '../../events.js';
+import type { ScheduledRun } from '../../queue/schedule.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
+import type { ReservationSync } from '../inventory/reservation-sync.js';
 import { startFlow } from '../lifecycle.js';
 import { exportSale } from './export-sale.js';
 import { runPull } from './pull.js';
@@ -47,8 +49,8 @@ export async function startSalesFlow(deps: FlowDeps, options: SalesFlowOptions):
     openRuntime: () => openSalesRuntime(deps, options.sink ? { sink: options.sink } : {}),
     checkWorker: checkSink,
     worker: (rt, connection) => startSalesWorker(rt, connection),
-    schedule: (rt) =>
-      deps.config.sales.enabled
+    schedule: (rt) => [
+      ...(deps.config.sales.enabled
         ? [
             {
               name: 'sales-pull',
@@ -63,7 +65,9 @@ export async function startSalesFlow(deps: FlowDeps, options: SalesFlowOptions):
               },
             },
           ]
-        : [],
+        : []),
+      ...(rt.reservations ? [reservationCheck(rt, rt.reservations)] : []),
+    ],
   });
   const scheduled = options.role !== 'worker' && deps.config.sales.enabled;
   flow.rt.logger.info({ role: options.role, siteId: pullSiteId(deps.config), sink: options.sink?.kind ?? deps.config.sales.sink?.kind, scheduled }, 'sales flow started');
@@ -74,6 +78,23 @@ export async function startSalesFlow(deps: FlowDeps, options: SalesFlowOptions):
     events: flow.rt.events,
     workers: flow.workers,
     close: flow.close,
+  };
+}
+
+/** The scheduled reservation round (`inventory.reservations.schedule`). */
+function reservationCheck(rt: SalesRuntime, reservations: ReservationSync): ScheduledRun {
+  return {
+    name: 'inventory:reservations',
+    expression: rt.config.inventory.reservations.schedule,
+    run: async () => {
+      try {
+        const report = await reservations.check(rt.sink, () => rt.state.pendingKeys());
+        rt.events.emit('reservations:checked', report);
+      } catch (error) {
+        rt.logger.error({ err: (error as Error).message }, 'reservation check failed; the next one tries again');
+        rt.events.emit('reservations:check:failed', { error: error as Error });
+      }
+    },
   };
 }
 

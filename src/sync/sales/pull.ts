@@ -13,6 +13,7 @@ import type { RecordReject } from '../../store/records.js';
 import type { SaleIterateOptions } from '../../store/sales.js';
 import type { Sale } from '../../store/schemas/index.js';
 import type { FlowDeps } from '../flow.js';
+import { reservationPullStatuses } from '../inventory/reservation-sync.js';
 import { updatePendingGauge } from './export-sale.js';
 import { openSalesRuntime, pullSiteId, type SalesRuntime } from './runtime.js';
 import type { SaleKey } from './sale-state.js';
@@ -96,6 +97,10 @@ export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Prom
   const scheduled = !byReference && options.from === undefined && options.to === undefined;
   const dryRun = options.dryRun ?? false;
   const statuses = options.statuses ?? config.sales.pull.statuses;
+  // Reservations need every reserving and cancelled sale, even when fewer statuses are exported.
+  const reserving = rt.reservations !== undefined && !dryRun;
+  const queried = reserving ? [...new Set([...statuses, ...reservationPullStatuses(config)])] : statuses;
+  const observed: Array<{ siteId: number; sale: Sale; since: number }> = [];
   const watermarkKey = siteId ?? 0;
 
   let from: string | null = null;
@@ -144,11 +149,15 @@ export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Prom
     onReject: (reject) => void rejects.push(reject),
     onPagingStop: (stop) => void (report.pagingStopped = stop.reason),
   };
-  for await (const sale of salesToPull(rt, options, { siteId, statuses, from, to }, read)) {
+  for await (const sale of salesToPull(rt, options, { siteId, statuses: queried, from, to }, read)) {
     const key: SaleKey = { siteId: siteId ?? sale.SiteId ?? 0, saleId: sale.Id };
     const id = `${key.siteId}:${key.saleId}`;
     if (seen.has(id)) continue;
     seen.add(id);
+    const created = storeInstant(sale.CreationDate, timeZone)?.getTime() ?? null;
+    if (reserving) observed.push({ siteId: key.siteId, sale, since: created ?? startedAt });
+    // A sale read only for its reservation is not this pull's business otherwise.
+    if (!byReference && typeof sale.Status === 'number' && !statuses.includes(sale.Status) && queried.includes(sale.Status)) continue;
     report.seen += 1;
     // A store that ignores the status filter must not get other sales exported.
     if (!byReference && typeof sale.Status === 'number' && !statuses.includes(sale.Status)) {
@@ -156,7 +165,6 @@ export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Prom
       note(key, sale, 'other-status');
       continue;
     }
-    const created = storeInstant(sale.CreationDate, timeZone)?.getTime() ?? null;
     if (!byReference && settleMs > 0 && created !== null && startedAt - created < settleMs) {
       report.skippedSettling += 1;
       note(key, sale, 'settling');
@@ -165,6 +173,8 @@ export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Prom
     candidates.push({ key, sale, since: created ?? startedAt });
   }
 
+  // Reserved before any job is queued: a crash from here on loses no reservation.
+  if (reserving && rt.reservations) await rt.reservations.observe(observed);
   const states = await rt.state.getMany(candidates.map((c) => c.key));
   const pending: Array<SaleKey & { since: number }> = [];
   for (const [index, candidate] of candidates.entries()) {

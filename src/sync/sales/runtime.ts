@@ -5,12 +5,13 @@
  */
 import { Queue } from 'bullmq';
 
-import type { Config, SalesSinkConfig } from '../../config/schema.js';
+import { type Config, reservationsEnabled, type SalesSinkConfig } from '../../config/schema.js';
 import { createSink, type SalesSink } from '../../erp/sinks/index.js';
 import { ConfigError } from '../../errors.js';
 import type { TypedEmitter } from '../../events.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
+import { ReservationSync } from '../inventory/reservation-sync.js';
 import { closeConnection, type FlowRuntime, openFlowRuntime, retryingJobOptions } from '../runtime.js';
 import { StoreRejects } from '../store-rejects.js';
 import { SaleStateStore } from './sale-state.js';
@@ -23,6 +24,8 @@ export interface SalesRuntime extends FlowRuntime<SalesEvents> {
   readonly sink: SalesSink;
   /** Sales the store sent that did not fit, kept as failed jobs of `store-rejects`. */
   readonly storeRejects: StoreRejects;
+  /** Reservations, when on (`inventory.reservations`): the pull reserves and releases through it. */
+  readonly reservations?: ReservationSync;
   close(): Promise<void>;
 }
 
@@ -81,6 +84,9 @@ export function openSalesRuntime(deps: FlowDeps, options: SalesRuntimeOptions = 
       metrics: base.metrics,
       logger: base.logger,
     }));
+  const reservations = reservationsEnabled(deps.config)
+    ? new ReservationSync({ config: deps.config, redis, logger: base.logger, metrics: base.metrics, store: base.store, now })
+    : undefined;
   return {
     ...base,
     get storeRejects() {
@@ -88,12 +94,14 @@ export function openSalesRuntime(deps: FlowDeps, options: SalesRuntimeOptions = 
     },
     state: new SaleStateStore(redis, prefix, deps.config.sales.stateTtlDays * 86_400),
     queue,
+    ...(reservations ? { reservations } : {}),
     get sink() {
       return openSink();
     },
     async close() {
       if (!options.sink && sink) await sink.close();
       await storeRejects?.close();
+      await reservations?.close();
       await queue.close();
       await closeConnection(redis);
     },

@@ -112,6 +112,15 @@ export class SaleStateStore {
     return score === null ? null : Number(score);
   }
 
+  /** Every sale exported or waiting and not yet acknowledged (reservations are rebuilt from them). */
+  async pendingKeys(): Promise<SaleKey[]> {
+    const members = await this.#redis.zrange(this.#pendingKey, 0, -1);
+    return members.flatMap((member) => {
+      const [siteId, saleId] = member.split(':').map(Number);
+      return siteId === undefined || saleId === undefined || Number.isNaN(siteId) || Number.isNaN(saleId) ? [] : [{ siteId, saleId }];
+    });
+  }
+
   /** The time (ms) of the oldest pending sale, or null when none is pending. */
   async oldestPending(): Promise<number | null> {
     const [, score] = await this.#redis.zrange(this.#pendingKey, 0, 0, 'WITHSCORES');

@@ -3,6 +3,7 @@
  * the CLI and tests: job data, reports and lifecycle events.
  */
 import type { PagingStopReason } from '../../store/sales.js';
+import type { CheckReport } from '../inventory/reservation-sync.js';
 
 /** Data of a `sales` job: the sale's key, and a small snapshot for the dashboard. */
 export interface SalesJobData {
@@ -85,4 +86,7 @@ export interface SalesEvents extends Record<string, unknown> {
   'sales:acked': { saleId: number; siteId: number; erpRef: string };
   'sales:job:done': SaleOutcome;
   'sales:job:failed': { saleId: number; siteId: number; error: Error; willRetry: boolean };
+  /** A scheduled reservation round (`inventory.reservations.schedule`) ended. */
+  'reservations:checked': CheckReport;
+  'reservations:check:failed': { error: Error };
 }

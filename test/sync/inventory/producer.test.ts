@@ -132,7 +132,7 @@ describe('inventory producer', () => {
       const report = await pollSource(rt, source, { limit: 10 });
       expect(report).toMatchObject({ read: 2, queued: 2, rejected: 0, cursor: '2025-02-01T00:00:02.000Z' });
       expect(await rt.state.cursors.get('pg-cursor')).toBe('2025-02-01T00:00:02.000Z');
-      const waiting = (await rt.queue.getWaiting()).map((job) => job.name).filter((name) => name.startsWith('CUR-'));
+      const waiting = (await rt.queue.getJobs(['waiting', 'prioritized'])).map((job) => job.name).filter((name) => name.startsWith('CUR-'));
       expect(waiting.sort()).toEqual(['CUR-1', 'CUR-2']);
     } finally {
       vi.restoreAllMocks();
@@ -182,7 +182,7 @@ describe('inventory producer', () => {
     expect(failed?.name).toBe('reject:BAD-1');
     expect(failed?.failedReason).toBe('pg-bad pg-bad row cursor=2025-04-01T00:00:01.000Z Code=BAD-1: BAD-1: field Stock = -5 breaks "integer 0 to 999999"');
     const inventory = flow.queues.find((queue) => queue.name === 'inventory')!;
-    expect((await inventory.getWaiting()).map((job) => job.name)).toEqual(['BAD-2']);
+    expect((await inventory.getJobs(['waiting', 'prioritized'])).map((job) => job.name)).toEqual(['BAD-2']);
     expect((await deps.metrics.erpRecordsRejected.get()).values).toContainEqual(
       expect.objectContaining({ labels: { source: 'pg-bad', reason: 'integer 0 to 999999' }, value: 1 }),
     );

@@ -33,6 +33,18 @@ describe('InventoryState.merge', () => {
     expect((await state.read('M-2')).pending.get('Stock')?.entry.value).toBe(2);
   });
 
+  it('keeps the first read time of a figure read again at the same version, in pending and in the ERP values', async () => {
+    await state.merge([{ sku: 'M-9', entries: { Stock: { ...entry(4, 500, 100), observedAt: 1_700_000_000_100 } } }]);
+    await state.merge([{ sku: 'M-9', entries: { Stock: { ...entry(4, 500, 200), observedAt: 1_700_000_000_200 } } }]);
+    let read = await state.read('M-9');
+    expect(read.erp.get('Stock')).toMatchObject({ at: 200, observedAt: 1_700_000_000_100 });
+    expect(read.pending.get('Stock')?.entry).toMatchObject({ at: 200, observedAt: 1_700_000_000_100 });
+    // A new version is a new figure, read when it was read.
+    await state.merge([{ sku: 'M-9', entries: { Stock: { ...entry(3, 501, 300), observedAt: 1_700_000_000_300 } } }]);
+    read = await state.read('M-9');
+    expect(read.erp.get('Stock')?.observedAt).toBe(1_700_000_000_300);
+  });
+
   it('merges stock from one source and prices from another into one SKU', async () => {
     await state.merge([{ sku: 'M-3', entries: { Stock: entry(4, 1, 1, 'stock') } }]);
     await state.merge([{ sku: 'M-3', entries: { Price: entry(9.5, 1, 1, 'prices') } }]);

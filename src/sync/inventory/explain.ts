@@ -1,0 +1,176 @@
+/**
+ * `storesync inventory explain SKU` and `GET /admin/inventory/{sku}`: why the store shows what it
+ * shows for a SKU. Everything is read, nothing written: the ERP's last value per field (source, cursor,
+ * version), values still pending, the reservations (and whether each still counts), the safety stock,
+ * the published figure with its formula, what the store last acknowledged and when, the SKU's jobs
+ * and refused ERP rows.
+ */
+import { type Job, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+import { QUEUE_NAMES } from '../../queue/connection.js';
+import type { FlowDeps } from '../flow.js';
+import { appliesTo, newestEntry, planStock, RESERVATION_VERSION_FIELD, SAFETY_FIELD, safetyStockOf } from './published-stock.js';
+import { parseSkuReservations } from './reservations.js';
+import { ACKED_AT_FIELD, InventoryState } from './state.js';
+import type { PendingEntry } from './types.js';
+
+/** Failed jobs looked through for the SKU's (the most recent first). */
+const FAILED_SCAN = 1000;
+
+/** One field's last ERP value. */
+export interface ExplainedField {
+  field: string;
+  value: unknown;
+  source: string;
+  cursor: unknown;
+  version: number;
+  /** When storesync read it (ISO). */
+  readAt: string;
+  /** True while it waits to be sent. */
+  pending: boolean;
+}
+
+/** One job of the SKU. */
+export interface ExplainedJob {
+  id: string;
+  state: string;
+  priority: number;
+  attemptsMade: number;
+  failedReason?: string;
+  /** When it was added (ISO). */
+  addedAt: string;
+}
+
+/** The answer. */
+export interface SkuExplanation {
+  sku: string;
+  /** Reservations listed for this site only (the published figure counts every site's). */
+  siteId: number | null;
+  erp: ExplainedField[];
+  reservations: Array<{ siteId: number; saleId: number; quantity: number; since: string; state: 'open' | 'booked'; bookedAt?: string; appliesToFigure: boolean }>;
+  reservationVersion: number;
+  safetyStock: { value: number; from: 'record' | 'config' };
+  published: { erpStock: number; reserved: number; safetyStock: number; value: number; formula: string } | null;
+  store: { acknowledged: Record<string, unknown>; at: string | null; versions: Record<string, number> };
+  /** What the next job would do with the stock, given the state now. */
+  nextStockWrite: number | null;
+  jobs: ExplainedJob[];
+  rejects: Array<{ id: string; reason: string; at: string }>;
+}
+
+const iso = (ms: number | undefined): string => new Date(ms ?? 0).toISOString();
+
+/** Explains a SKU with its own read-only connection; see the module comment. */
+export async function explainSku(deps: FlowDeps, sku: string, options: { siteId?: number } = {}): Promise<SkuExplanation> {
+  const redis = deps.connect();
+  try {
+    return await explainWith(redis, deps, sku, options);
+  } finally {
+    await redis.quit().catch(() => redis.disconnect());
+  }
+}
+
+async function explainWith(redis: Redis, deps: FlowDeps, sku: string, options: { siteId?: number }): Promise<SkuExplanation> {
+  const { config } = deps;
+  const state = await new InventoryState(redis, config.redis.prefix).read(sku);
+  const reservations = parseSkuReservations(state.reservations);
+  const figure = newestEntry(state.erp.get('Stock'), state.pending.get('Stock')?.entry);
+  const safetyEntry = state.erp.get(SAFETY_FIELD);
+  const safetyStock = safetyStockOf(safetyEntry, config.inventory.safetyStock);
+  const plan = planStock(state, false, config.inventory.safetyStock);
+  const computed = plan.computed;
+  const fields = new Set([...state.erp.keys(), ...state.pending.keys()]);
+  const erp = [...fields].sort().map((field): ExplainedField => {
+    const entry = newestEntry(state.erp.get(field), state.pending.get(field)?.entry) as PendingEntry;
+    return {
+      field,
+      value: entry.value,
+      source: entry.source,
+      cursor: entry.cursor ?? null,
+      version: entry.version,
+      readAt: iso(entry.at),
+      pending: state.pending.has(field),
+    };
+  });
+  const { [ACKED_AT_FIELD]: ackedAt, ...acknowledged } = Object.fromEntries(state.acked);
+  return {
+    sku,
+    siteId: options.siteId ?? null,
+    erp,
+    reservations: reservations.entries
+      .filter((r) => options.siteId === undefined || r.siteId === options.siteId)
+      .map((r) => ({
+        siteId: r.siteId,
+        saleId: r.saleId,
+        quantity: r.quantity,
+        since: iso(r.since),
+        state: r.bookedAt === undefined ? 'open' : 'booked',
+        ...(r.bookedAt === undefined ? {} : { bookedAt: iso(r.bookedAt) }),
+        appliesToFigure: figure === undefined ? true : appliesTo(r, figure),
+      })),
+    reservationVersion: reservations.version,
+    safetyStock: { value: safetyStock, from: safetyEntry !== undefined && safetyStock === safetyEntry.value ? 'record' : 'config' },
+    published: computed
+      ? {
+          erpStock: computed.erpStock,
+          reserved: computed.reserved,
+          safetyStock: computed.safetyStock,
+          value: computed.published,
+          formula: `max(0, ${computed.erpStock} − ${computed.reserved} − ${computed.safetyStock}) = ${computed.published}`,
+        }
+      : null,
+    store: {
+      acknowledged,
+      at: typeof ackedAt === 'number' ? iso(ackedAt) : null,
+      versions: Object.fromEntries([...state.applied].filter(([field]) => field !== RESERVATION_VERSION_FIELD)),
+    },
+    nextStockWrite: typeof plan.send?.entry.value === 'number' ? plan.send.entry.value : null,
+    jobs: await skuJobs(redis, config.redis.prefix, sku),
+    rejects: await skuRejects(redis, config.redis.prefix, sku),
+  };
+}
+
+/** A queue handle that writes nothing when opened. */
+function readOnlyQueue(redis: Redis, prefix: string, name: string): Queue {
+  return new Queue(name, { connection: redis, prefix, skipMetasUpdate: true });
+}
+
+async function describeJob(job: Job): Promise<ExplainedJob> {
+  return {
+    id: String(job.id),
+    state: await job.getState(),
+    priority: job.opts.priority ?? 0,
+    attemptsMade: job.attemptsMade,
+    ...(job.failedReason ? { failedReason: job.failedReason } : {}),
+    addedAt: iso(job.timestamp),
+  };
+}
+
+/** The SKU's waiting or running job (its deduplication entry) and its failed jobs among the most recent. */
+async function skuJobs(redis: Redis, prefix: string, sku: string): Promise<ExplainedJob[]> {
+  const queue = readOnlyQueue(redis, prefix, QUEUE_NAMES.inventory);
+  try {
+    const jobs: Job[] = [];
+    const current = await queue.getDeduplicationJobId(sku);
+    const job = current ? await queue.getJob(current) : undefined;
+    if (job) jobs.push(job);
+    for (const failed of await queue.getFailed(0, FAILED_SCAN - 1)) {
+      if (failed.name === sku && failed.id !== job?.id) jobs.push(failed);
+    }
+    return await Promise.all(jobs.map(describeJob));
+  } finally {
+    await queue.close();
+  }
+}
+
+/** Refused ERP rows of the SKU among the most recent. */
+async function skuRejects(redis: Redis, prefix: string, sku: string): Promise<Array<{ id: string; reason: string; at: string }>> {
+  const queue = readOnlyQueue(redis, prefix, QUEUE_NAMES.inventoryRejects);
+  try {
+    const failed = await queue.getFailed(0, FAILED_SCAN - 1);
+    return failed.filter((job) => job.name === `reject:${sku}`).map((job) => ({ id: String(job.id), reason: job.failedReason, at: iso(job.finishedOn ?? job.timestamp) }));
+  } finally {
+    await queue.close();
+  }
+}

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+
+import { appliesTo, planStock, publishedStock, RESERVATION_VERSION_FIELD } from '../../../src/sync/inventory/published-stock.js';
+import type { Reservation } from '../../../src/sync/inventory/reservations.js';
+import type { SkuState } from '../../../src/sync/inventory/state.js';
+import type { PendingEntry } from '../../../src/sync/inventory/types.js';
+
+const T = Date.parse('2025-05-01T12:00:00.000Z');
+const open: Reservation = { siteId: 1, saleId: 1, quantity: 2, since: T - 60_000, raw: `2|${T - 60_000}` };
+const booked: Reservation = { ...open, saleId: 2, bookedAt: T, seenAt: T + 5000, raw: `2|${T - 60_000}|${T}|${T + 5000}` };
+
+describe('published stock', () => {
+  it('counts an open reservation against every figure', () => {
+    expect(appliesTo(open, { version: T + 999_999, at: T + 999_999, changedAt: T + 999_999 })).toBe(true);
+  });
+
+  it('counts a booked reservation against timestamp figures older than the booking only', () => {
+    expect(appliesTo(booked, { version: T - 1, at: T + 60_000, changedAt: T - 1 })).toBe(true);
+    expect(appliesTo(booked, { version: T, at: T + 60_000, changedAt: T })).toBe(false);
+  });
+
+  it('counts a booked reservation against a figure without a timestamp read before the booking was seen', () => {
+    expect(appliesTo(booked, { version: 42, at: T + 9000, observedAt: T + 5000 })).toBe(true);
+    expect(appliesTo(booked, { version: 43, at: T + 9000, observedAt: T + 5001 })).toBe(false);
+  });
+
+  it('rounds reserved fractions up and never publishes below zero', () => {
+    const fraction: Reservation = { ...open, quantity: 0.5 };
+    expect(publishedStock(10, { version: 1, at: 1 }, { version: 1, entries: [fraction] }, 0).published).toBe(9);
+    expect(publishedStock(3, { version: 1, at: 1 }, { version: 1, entries: [open] }, 2).published).toBe(0);
+  });
+
+  it('never sends a figure computed from an older reservation state than the store took', () => {
+    const figure: PendingEntry = { value: 10, version: 5, at: 1, source: 'erp' };
+    const state = (resVersion: number, acked = 10): SkuState => ({
+      pending: new Map(),
+      applied: new Map([
+        ['Stock', 5],
+        [RESERVATION_VERSION_FIELD, 3],
+      ]),
+      acked: new Map([['Stock', acked]]),
+      erp: new Map([['Stock', figure]]),
+      reservations: { version: String(resVersion), '1:1': open.raw },
+    });
+    expect(planStock(state(2), true, 0).send).toBeUndefined();
+    expect(planStock(state(3), false, 0).send).toBeUndefined();
+    expect(planStock(state(4), false, 0).send?.entry.value).toBe(8);
+    // Equal to what the store acknowledged: recorded, not sent.
+    const equal = planStock(state(4, 8), false, 0);
+    expect(equal.send).toBeUndefined();
+    expect(equal.settled.map((s) => s.field)).toEqual(['Stock', RESERVATION_VERSION_FIELD]);
+  });
+});
