@@ -204,7 +204,7 @@ export const configSchema = z.object({
       safetyStock: nonNegativeInt.default(0),
       reservations: z
         .object({
-          /** Subtract the units of sales the ERP has not booked yet; null: on whenever sales sync runs. */
+          /** Subtract the units of sales the ERP has not booked yet; null: on whenever sales sync runs (a `sales.sink` is configured). */
           enabled: z.boolean().nullable().default(null),
           /** Sale statuses whose lines are reserved from the moment storesync sees them. */
           statuses: z.array(z.number().int().nonnegative()).min(1).default([0, 1, 2, 3]),
