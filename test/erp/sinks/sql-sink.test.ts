@@ -199,4 +199,18 @@ describe.each(cases)('SQL sink on $name', (dialect) => {
     const [count] = await admin.query(`SELECT COUNT(*) AS n FROM ${salesTable()}`);
     expect(Number(count!.n)).toBe(0);
   });
+
+  it('reports the sales the ERP marked processed (erp_processed_at, UTC) and lists the others with their lines', async () => {
+    await migrateInterfaceTables(sql, names);
+    for (const id of [801, 802, 803]) await sink.export(sampleSale(id), 1);
+    await admin.query(`UPDATE ${salesTable()} SET erp_processed_at = '2024-03-15 13:30:00.250' WHERE sale_id = 802`);
+    const processed = await sink.processed([801, 802, 804].map((saleId) => ({ siteId: 1, saleId })));
+    expect(processed).toEqual([{ siteId: 1, saleId: 802, processedAt: Date.UTC(2024, 2, 15, 13, 30, 0, 250) }]);
+    const open = (await sink.unprocessed()).sort((a, b) => a.saleId - b.saleId);
+    expect(open.map((sale) => [sale.saleId, Object.fromEntries(sale.lines)])).toEqual([
+      [801, { 'MATE-01': 2, 'BOMB-02': 1 }],
+      [803, { 'MATE-01': 2, 'BOMB-02': 1 }],
+    ]);
+    expect(open[0]?.receivedAt).toBe(RECEIVED_AT);
+  });
 });
