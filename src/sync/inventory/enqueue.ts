@@ -10,6 +10,7 @@
  * that job's priority by itself, so an urgent add raises the waiting job's priority.
  */
 import { Job, type Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 
 import type { InventoryJobData } from './types.js';
 
@@ -48,17 +49,30 @@ export async function enqueueSkus(queue: Queue<InventoryJobData>, skus: Iterable
         opts: { deduplication: { id: sku, keepLastIfActive: true }, priority: priorityOf(sku) },
       })),
     );
-    const urgent = jobs.filter((job, i) => priorityOf(chunk[i] ?? '') === PRIORITY.decrease && job.id !== undefined);
-    await Promise.all(urgent.map((job) => raisePriority(queue, job.id as string, PRIORITY.decrease)));
+    const urgent = jobs.filter((job, i) => priorityOf(chunk[i] ?? '') === PRIORITY.decrease && job.id !== undefined).map((job) => job.id as string);
+    await raisePriorities(queue, urgent, PRIORITY.decrease);
   }
   return unique.length;
 }
 
-/** Moves a SKU's waiting job (possibly an older one that absorbed the add) up to `priority`. */
-async function raisePriority(queue: Queue<InventoryJobData>, jobId: string, priority: number): Promise<void> {
-  const job = await Job.fromId<InventoryJobData>(queue, jobId);
-  if (!job || (job.opts.priority ?? 0) <= priority) return;
-  // Only a job still waiting its turn can move; an active one leaves its follow-up as added last.
-  if ((await job.getState()) !== 'prioritized') return;
-  await job.changePriority({ priority }).catch(() => undefined);
+/**
+ * Moves the SKUs' waiting jobs (possibly older ones that absorbed the adds) up to `priority`. One round
+ * trip reads their priorities; only a job found with a lower one (rare) is changed.
+ */
+async function raisePriorities(queue: Queue<InventoryJobData>, jobIds: readonly string[], priority: number): Promise<void> {
+  if (jobIds.length === 0) return;
+  // The flows open their queues on an ioredis connection of their own: read through it in one pipeline.
+  const client = queue.opts.connection;
+  let lower: readonly string[] = jobIds;
+  if (client instanceof Redis) {
+    const pipeline = client.pipeline();
+    for (const id of jobIds) pipeline.hget(queue.toKey(id), 'priority');
+    const results = (await pipeline.exec()) ?? [];
+    lower = jobIds.filter((_, i) => Number(results[i]?.[1] ?? 0) > priority);
+  }
+  for (const id of lower) {
+    const job = await Job.fromId<InventoryJobData>(queue, id);
+    // Only a job still waiting its turn can move; an active one leaves its follow-up as added last.
+    if (job && (await job.getState()) === 'prioritized') await job.changePriority({ priority }).catch(() => undefined);
+  }
 }
