@@ -37,8 +37,13 @@ export interface CheckReport {
   rebuilt: number;
   booked: number;
   expired: number;
+  /** Sales outside the pull window found cancelled or rejected on the store. */
+  cancelled: number;
   open: number;
 }
+
+/** Open sales older than the pull window read again from the store per round (oldest first). */
+const OUT_OF_WINDOW_READS = 50;
 
 /** Dependencies of a `ReservationSync`. */
 export interface ReservationSyncDeps {
@@ -122,7 +127,7 @@ export class ReservationSync {
 
   /** One scheduled round: rebuild if missing, book what the sink reports, expire, refresh the gauges. */
   async check(sink: SalesSink | undefined, pendingSales: PendingSales): Promise<CheckReport> {
-    const report: CheckReport = { rebuilt: 0, booked: 0, expired: 0, open: 0 };
+    const report: CheckReport = { rebuilt: 0, booked: 0, expired: 0, cancelled: 0, open: 0 };
     if (!(await this.store.isReady())) report.rebuilt = await this.rebuild(sink, pendingSales);
     const open = await this.store.open();
     if (sink?.processed && open.length > 0) {
@@ -137,8 +142,20 @@ export class ReservationSync {
       await this.#release(expired, `not booked by the ERP within ${minutes} minutes`);
       report.expired = expired.length;
     }
+    report.cancelled = await this.#checkOutsideWindow();
     report.open = await this.refreshGauges();
     return report;
+  }
+
+  /**
+   * The pull no longer reads sales created before its window, so a cancellation of one would go unseen:
+   * the oldest open ones are read again from the store, a bounded number per round.
+   */
+  async #checkOutsideWindow(): Promise<number> {
+    const windowStart = this.#deps.now() - this.#deps.config.sales.pull.lookbackHours * 3_600_000;
+    const old = (await this.store.open(OUT_OF_WINDOW_READS)).filter((sale) => sale.since < windowStart);
+    const cancelled = (await this.#readSales(old)).filter(({ sale }) => typeof sale.Status === 'number' && sale.Status < 0);
+    return this.#release(cancelled.map(({ siteId, sale }) => ({ siteId, saleId: sale.Id })), 'cancelled or rejected on the store');
   }
 
   /**

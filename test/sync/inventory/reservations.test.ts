@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 
 import { migrateInterfaceTables } from '../../../src/erp/sinks/index.js';
 import { openSql } from '../../../src/erp/sql-client.js';
+import { formatStoreDate } from '../../../src/simulator/clock.js';
 import type { FlowDeps } from '../../../src/sync/flow.js';
 import { explainSku, type InventoryFlow, markSalesProcessed, startInventoryFlow } from '../../../src/sync/inventory/index.js';
 import { openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
@@ -218,6 +219,25 @@ describe('reservations', () => {
     expect(stockWrites('R-2')).toEqual([10, 6, 8, 12]);
     expect((await sales.reservations!.store.sale({ siteId: 1, saleId: 502 }))?.state).toBe('released');
     expect((await explainSku(deps, 'R-2')).reservations).toEqual([]);
+  });
+
+  it('releases a sale cancelled after the pull window has passed it, found by the reservation round', async () => {
+    await open();
+    await setErpStock('R-5', 10);
+    await poll();
+    const created = Date.now() - 3 * 86_400_000;
+    h.sim.addSale({ Id: 507, SiteId: 1, Status: 1, CreationDate: formatStoreDate(created, deps.config.store.timeZone), Items: [{ Code: 'R-5', Quantity: 2 }] });
+    // A pull of a chosen window reads it (the scheduled one looks back 48 hours only).
+    await runPull(sales, { from: new Date(created - 86_400_000).toISOString().slice(0, 10) });
+    await idle();
+    expect(storeStock('R-5')).toBe(8);
+    await deps.store.sales.update(507, { Id: 507, Status: -1 });
+    await pull();
+    expect((await sales.reservations!.store.sale({ siteId: 1, saleId: 507 }))?.state).toBe('open');
+    await check();
+    expect((await sales.reservations!.store.sale({ siteId: 1, saleId: 507 }))?.state).toBe('released');
+    expect(storeStock('R-5')).toBe(10);
+    expect(stockWrites('R-5')).toEqual([10, 8, 10]);
   });
 
   it('subtracts the configured safety stock, and a record\'s SafetyStock instead', async () => {
