@@ -22,14 +22,33 @@ export interface CheckResult {
 
 const sample = (items: readonly string[], n = 5): string => `${items.slice(0, n).join('; ')}${items.length > n ? ` … (${items.length} in all)` : ''}`;
 
-/** Stock/price differences between the store and the ERP's latest valid version, per SKU. */
+/**
+ * Units the store's open sales hold per code. storesync publishes ERP stock minus these (reservations,
+ * default statuses 0 to 3), and the chaos ERP never books a sale, so every sale it placed still holds its units.
+ */
+export function reservedUnits(sim: Simulator): Map<string, number> {
+  const reserved = new Map<string, number>();
+  for (const { sale } of sim.state.sales) {
+    if (typeof sale.Status !== 'number' || sale.Status < 0 || sale.Status > 3) continue;
+    for (const item of sale.Items ?? []) {
+      if (typeof item.Code !== 'string' || typeof item.Quantity !== 'number') continue;
+      reserved.set(item.Code, (reserved.get(item.Code) ?? 0) + Math.ceil(item.Quantity));
+    }
+  }
+  return reserved;
+}
+
+/** Stock/price differences between the store and what storesync must publish for the ERP's latest valid version, per SKU. */
 export function finalValueMismatches(sim: Simulator, model: ErpModel): string[] {
+  const reserved = reservedUnits(sim);
   const wrong: string[] = [];
   for (const [code, version] of model.latest) {
     const item = sim.state.items.get(code)?.item;
+    const held = reserved.get(code) ?? 0;
+    const published = Math.max(0, version - held);
     if (!item) wrong.push(`${code} missing on the store`);
-    else if (item.Stock !== version || item.Price !== priceOf(version)) {
-      wrong.push(`${code} store Stock ${item.Stock} Price ${item.Price}, ERP latest version ${version} (Price ${priceOf(version)})`);
+    else if (item.Stock !== published || item.Price !== priceOf(version)) {
+      wrong.push(`${code} store Stock ${item.Stock} Price ${item.Price}, ERP latest version ${version} (Price ${priceOf(version)}) less ${held} reserved`);
     }
   }
   return wrong;
@@ -39,37 +58,39 @@ export function finalValueMismatches(sim: Simulator, model: ErpModel): string[] 
 export function checkFinalValues(sim: Simulator, model: ErpModel): CheckResult {
   const wrong = finalValueMismatches(sim, model);
   return {
-    name: `inventory: the store ends with the ERP's latest value for every SKU (${model.latest.size} SKUs, ${model.rowsWritten} rows)`,
+    name: `inventory: the store ends with the ERP's latest value, less the units open sales hold, for every SKU (${model.latest.size} SKUs, ${model.rowsWritten} rows)`,
     ok: wrong.length === 0,
     detail: wrong.length === 0 ? 'all equal' : sample(wrong),
   };
 }
 
-/** No write replaced a newer version with an older one: per SKU, written versions never go down. */
+/**
+ * No write replaced a newer version with an older one (a write's Price encodes its ERP version, and those
+ * only go up per SKU), and no Stock was above the ERP figure of the version it went with (Stock = version in
+ * the chaos ERP): reservations may publish less than the ERP, never more. A Stock-only write (a reservation
+ * changed) is held to the highest version written before it.
+ */
 export function checkNoStaleWrites(sim: Simulator): CheckResult {
-  const highest = new Map<string, { stock: number; price: number }>();
+  const highest = new Map<string, number>();
   const stale: string[] = [];
   let writes = 0;
   for (const write of sim.writes) {
     writes += 1;
-    const seen = highest.get(write.code) ?? { stock: 0, price: 0 };
+    const seen = highest.get(write.code) ?? 0;
     const stock = write.fields.Stock;
     const price = write.fields.Price;
-    if (typeof stock === 'number' && stock >= 0) {
-      if (stock < seen.stock) stale.push(`${write.code} Stock ${stock} written after ${seen.stock} (seq ${write.seq})`);
-      seen.stock = Math.max(seen.stock, stock);
-    }
+    let version = seen;
     if (typeof price === 'number' && price > 0) {
-      const version = Math.round((price - 100) * 100);
-      if (version < seen.price) stale.push(`${write.code} Price of version ${version} written after version ${seen.price} (seq ${write.seq})`);
-      seen.price = Math.max(seen.price, version);
+      version = Math.round((price - 100) * 100);
+      if (version < seen) stale.push(`${write.code} Price of version ${version} written after version ${seen} (seq ${write.seq})`);
     }
-    highest.set(write.code, seen);
+    if (typeof stock === 'number' && stock > version) stale.push(`${write.code} Stock ${stock} above its ERP version ${version} (seq ${write.seq})`);
+    highest.set(write.code, Math.max(seen, version));
   }
   return {
-    name: `inventory: no write replaced a newer version with an older one (${writes} writes)`,
+    name: `inventory: no write replaced a newer version with an older one or published more than the ERP (${writes} writes)`,
     ok: stale.length === 0,
-    detail: stale.length === 0 ? 'versions only went up' : sample(stale),
+    detail: stale.length === 0 ? 'versions only went up; no Stock above its version' : sample(stale),
   };
 }
 
