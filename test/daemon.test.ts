@@ -5,8 +5,9 @@ import { type Daemon, startDaemon } from '../src/daemon.js';
 import { Metrics } from '../src/metrics.js';
 import { type Simulator,startSimulator } from '../src/simulator/index.js';
 import type { ControlActions } from '../src/sync/control/actions.js';
+import { waitFor } from '../src/wait-for.js';
 import { logCollector, testConfig, testPrefix } from './ops/helpers.js';
-import { deleteKeys, waitFor } from './queue/redis-helpers.js';
+import { deleteKeys } from './support/redis.js';
 
 const TOKEN = 'daemon-test-token-abcdef';
 const redis = new Redis('redis://127.0.0.1:6379/0');

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 
 import pg from 'pg';
 
-import { freePort } from './ports.js';
+import { freePort } from '../../test/support/ports.js';
 
 const run = promisify(execFile);
 

@@ -9,8 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/config/load.js';
 import { type Daemon, startDaemon } from '../../src/daemon.js';
 import { type Simulator,startSimulator } from '../../src/simulator/index.js';
+import { waitFor } from '../../src/wait-for.js';
 import { logCollector, testConfig, testPrefix } from '../ops/helpers.js';
-import { deleteKeys, waitFor } from '../queue/redis-helpers.js';
+import { deleteKeys } from '../support/redis.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ADMIN = { username: 'admin', password: 'browser-test-password-77' };

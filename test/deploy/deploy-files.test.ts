@@ -12,7 +12,8 @@ import { Metrics } from '../../src/metrics.js';
 import { Readiness } from '../../src/ops/health.js';
 import { type HttpServer, startHttpServer } from '../../src/ops/http-server.js';
 import { StoreClient } from '../../src/store/client.js';
-import { freePort, promtool, testConfig } from '../ops/helpers.js';
+import { promtool, testConfig } from '../ops/helpers.js';
+import { freePort } from '../support/ports.js';
 
 const root = packageRoot();
 const read = (path: string): string => readFileSync(join(root, path), 'utf8');

@@ -12,8 +12,10 @@ import { createRedis, QUEUE_NAMES } from '../../src/queue/connection.js';
 import { StoreClient } from '../../src/store/client.js';
 import type { ControlActions, ReconcileRequest, SalesPullRequest } from '../../src/sync/control/actions.js';
 import { type ControlFlow, startControlFlow } from '../../src/sync/control/index.js';
-import { deleteKeys, waitFor } from '../queue/redis-helpers.js';
-import { basicAuth, freePort, logCollector, promtool, testConfig, testPrefix } from './helpers.js';
+import { waitFor } from '../../src/wait-for.js';
+import { freePort } from '../support/ports.js';
+import { deleteKeys } from '../support/redis.js';
+import { basicAuth, logCollector, promtool, testConfig, testPrefix } from './helpers.js';
 
 const TOKEN = 'test-admin-token-0123456789';
 const prefix = testPrefix();

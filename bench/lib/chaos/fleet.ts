@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { freePort } from '../../../test/support/ports.js';
 import { type Child, startChild } from '../child.js';
-import { freePort } from '../ports.js';
 
 /** One daemon process slot: its role, its port and the process now in it. */
 interface Slot {

@@ -12,7 +12,7 @@ import { createSource, INVENTORY_FIELDS } from '../../../src/erp/index.js';
 import type { FlowDeps } from '../../../src/sync/flow.js';
 import { type InventoryFlow, pollSource, startInventoryFlow } from '../../../src/sync/inventory/index.js';
 import { openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
-import { waitFor } from '../../queue/redis-helpers.js';
+import { waitFor } from '../../../src/wait-for.js';
 import { createHarness, type Harness, writesOf } from './harness.js';
 
 const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createRedis } from '../../../src/queue/connection.js';
 import { InventoryState } from '../../../src/sync/inventory/state.js';
 import type { PendingEntry } from '../../../src/sync/inventory/types.js';
-import { deleteKeys } from '../../queue/redis-helpers.js';
+import { deleteKeys } from '../../support/redis.js';
 
 const prefix = `test-${randomUUID()}`;
 const redis = createRedis('redis://127.0.0.1:6379/0');

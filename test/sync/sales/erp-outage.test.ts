@@ -8,7 +8,7 @@ import type { SqlClient } from '../../../src/erp/sql-client.js';
 import { QUEUE_NAMES } from '../../../src/queue/connection.js';
 import { pullSales, startSalesFlow } from '../../../src/sync/sales/index.js';
 import { saleJobId } from '../../../src/sync/sales/pull.js';
-import { waitFor } from '../../queue/redis-helpers.js';
+import { waitFor } from '../../../src/wait-for.js';
 import { CountingSink, type Harness, PG_URL, pgInterfaceTables, startHarness, updatesBySale } from './harness.js';
 
 

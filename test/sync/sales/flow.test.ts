@@ -10,7 +10,7 @@ import { QUEUE_NAMES, stateKey } from '../../../src/queue/connection.js';
 import { StoreNotFoundError } from '../../../src/store/errors.js';
 import { toJobError } from '../../../src/sync/job-errors.js';
 import { exportOneSale, pullSales, startSalesFlow } from '../../../src/sync/sales/index.js';
-import { waitFor } from '../../queue/redis-helpers.js';
+import { waitFor } from '../../../src/wait-for.js';
 import { CountingSink, type Harness, type HarnessOptions, startHarness, updatesBySale } from './harness.js';
 
 describe('sales flow', () => {
