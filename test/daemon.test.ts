@@ -113,8 +113,18 @@ describe('storesync daemon', () => {
     const d = daemon;
     const jobId = await enqueueResync(d, { skus: ['SKU-000001'] });
     await waitFor(() => latch.started.length === 1, { message: 'the job to start' });
+    expect(latch.started).toEqual(['SKU-000001']);
+    expect(await d.control.queue.getJobState(jobId)).toBe('active');
     latch.release();
-    await waitFor(async () => (await d.control.queue.getJobState(jobId)) === 'completed', { message: 'the control job to complete' });
+    const job = await waitFor(
+      async () => {
+        const found = await d.control.queue.getJob(jobId);
+        return found?.finishedOn ? found : undefined;
+      },
+      { message: 'the control job to finish' },
+    );
+    expect(job.failedReason).toBeUndefined();
+    expect(job.returnvalue).toEqual({ finished: true });
   });
 
   it('lets a running job finish when it ends before the shutdown deadline', async () => {
