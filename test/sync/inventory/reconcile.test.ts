@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { startInventoryFlow } from '../../../src/sync/inventory/index.js';
 import { runReconcile } from '../../../src/sync/inventory/reconcile.js';
@@ -52,8 +52,6 @@ function deps() {
 }
 
 beforeAll(async () => {
-  h = await createHarness(STORE);
-  rt = openInventoryRuntime(h.deps());
   await db.connect();
   await db.query(`CREATE SCHEMA ${schema}`);
   await db.query(`CREATE TABLE ${schema}.items (code text PRIMARY KEY, stock int, price numeric(12,3))`);
@@ -63,6 +61,16 @@ beforeAll(async () => {
 afterAll(async () => {
   await db.query(`DROP SCHEMA ${schema} CASCADE`);
   await db.end();
+});
+
+// The ERP table is only read; the store and the Redis state are written, so each test gets its own simulator and
+// prefix and depends on no other.
+beforeEach(async () => {
+  h = await createHarness(STORE);
+  rt = openInventoryRuntime(h.deps());
+});
+
+afterEach(async () => {
   await rt.close();
   await h.close();
 });
