@@ -18,11 +18,19 @@ import { deleteKeys } from '../support/redis.js';
 import { basicAuth, logCollector, promtool, testConfig, testPrefix } from './helpers.js';
 
 const TOKEN = 'test-admin-token-0123456789';
-const prefix = testPrefix();
 const redis = new Redis('redis://127.0.0.1:6379/0');
+/** Every server gets its own prefix; all are deleted once the file is done. */
+const prefixes: string[] = [];
+
+afterAll(async () => {
+  for (const prefix of prefixes) await deleteKeys(redis, prefix);
+  redis.disconnect();
+});
 
 /** Everything a server needs, built around a config. */
 async function serve(admin: Partial<Config['admin']>, options: { redisUrl?: string; storeUrl?: string } = {}) {
+  const prefix = testPrefix();
+  prefixes.push(prefix);
   const logs = logCollector();
   const storePort = await freePort();
   const config = testConfig({
@@ -96,8 +104,6 @@ describe('HTTP server with admin credentials configured', () => {
   });
   afterAll(async () => {
     await s.close();
-    await deleteKeys(redis, prefix);
-    redis.disconnect();
   });
 
   it('answers /livez with 200 without checking dependencies', async () => {

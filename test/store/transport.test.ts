@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { storeSchema } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
 import { type RequestLimiter, StoreClient } from '../../src/store/client.js';
 import {
   StoreBadRequestError,
@@ -23,8 +23,8 @@ afterEach(async () => {
 });
 
 /** The project's simulator with the given faults: the store the client meets, whenever it can produce the case. */
-async function simulator(faults: Parameters<Simulator['faults']['set']>[0] = {}): Promise<Simulator> {
-  const sim = await startSimulator({ port: 0, ...faults });
+async function simulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const sim = await startSimulator({ port: 0, ...options });
   open.push(sim);
   return sim;
 }
