@@ -11,7 +11,7 @@ import { type Daemon, startDaemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { waitFor } from '../../src/wait-for.js';
-import { dumpPrefix } from '../support/redis.js';
+import { deleteKeys, dumpPrefix } from '../support/redis.js';
 
 // Characters that break naive URL building and naive redaction: &, +, #, %, space, non-ASCII.
 const PASSWORD = `Sëcret&pa+ss#${randomUUID().slice(0, 8)} %x`;
@@ -112,8 +112,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await daemon?.close();
   await sim?.close();
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
+  await deleteKeys(redis, prefix);
   redis.disconnect();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -11,6 +11,7 @@ import { StoreNotFoundError } from '../../../src/store/errors.js';
 import { toJobError } from '../../../src/sync/job-errors.js';
 import { exportOneSale, pullSales, startSalesFlow } from '../../../src/sync/sales/index.js';
 import { waitFor } from '../../../src/wait-for.js';
+import { listKeys } from '../../support/redis.js';
 import { CountingSink, type Harness, type HarnessOptions, startHarness, updatesBySale } from './harness.js';
 
 describe('sales flow', () => {
@@ -33,7 +34,7 @@ describe('sales flow', () => {
   });
 
   const ackedCount = async (): Promise<number> => {
-    const keys = await h.redis.keys(`${stateKey(h.prefix, 'sales', 1)}:*`);
+    const keys = await listKeys(h.redis, stateKey(h.prefix, 'sales', 1));
     const states = await Promise.all(keys.map((key) => h.redis.hget(key, 'state')));
     return states.filter((state) => state === 'acked').length;
   };
@@ -263,7 +264,7 @@ describe('sales flow', () => {
     expect(report).toMatchObject({ dryRun: true, seen: 1, queued: 1 });
     expect(report.sales).toEqual([{ saleId: 701, siteId: 1, status: 1, creationDate, total: 99.5, action: 'export' }]);
     // Only BullMQ's queue metadata, written when the queue is opened: no job, no state, no watermark.
-    expect(await h.redis.keys(`${h.prefix}:*`)).toEqual([`${h.prefix}:sales:meta`]);
+    expect(await listKeys(h.redis, h.prefix)).toEqual([`${h.prefix}:sales:meta`]);
   });
 
   it('pulls sales by external reference whatever their status', async () => {
