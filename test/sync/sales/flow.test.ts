@@ -80,6 +80,24 @@ describe('sales flow', () => {
     expect(await h.metrics.oldestUnacknowledgedSale.get()).toMatchObject({ values: [{ value: 0 }] });
   });
 
+  it('keeps the record of an acknowledged sale for sales.stateTtlDays', async () => {
+    await setUp({ config: { sales: { stateTtlDays: 3 } } });
+    h.sim.addSale({ Id: 601, SiteId: 1, Status: 1, CreationDate: h.storeDate(5) });
+    await pullSales(h.deps);
+    const flow = await startSalesFlow(h.deps, { role: 'worker', sink });
+    try {
+      await flow.events.next('sales:acked');
+    } finally {
+      await flow.close();
+    }
+    const key = stateKey(h.prefix, 'sales', 1, 601);
+    expect(await h.redis.hget(key, 'state')).toBe('acked');
+    const ttl = await h.redis.ttl(key);
+    // Set at the acknowledgement to 3 days (the default is 90); a few seconds may have gone by since.
+    expect(ttl).toBeLessThanOrEqual(3 * 86_400);
+    expect(ttl).toBeGreaterThan(3 * 86_400 - 60);
+  });
+
   it('runs the scheduled pull and exports what it queued when producer and worker run together', async () => {
     await setUp({ config: { sales: { pull: { schedule: '* * * * * *' } } } });
     h.sim.addSale({ Id: 151, SiteId: 1, Status: 1, CreationDate: h.storeDate(5) });
