@@ -109,6 +109,16 @@ describe('an inventory resync posted to the HTTP server', () => {
     expect(requests['POST /Api/Inventory']).toBeUndefined();
   });
 
+  it('queues every field of every item with force, only the differences without', async () => {
+    const d = await start('RS-1,5,10\nRS-2,9,20\n');
+    const plain = await resync(d, { dryRun: true });
+    expect(plain.returnvalue).toMatchObject({ differences: 1, queued: 1 });
+    const forced = await resync(d, { dryRun: true, force: true });
+    expect(forced.returnvalue).toMatchObject({ differences: 1, queued: 2 });
+    expect(forced.data).toMatchObject({ force: true, dryRun: true });
+    expect(sim.writes).toEqual([]);
+  });
+
   it('reports a missing item without creating it when createMissing is off', async () => {
     const d = await start('RS-1,5,10\nRS-3,4,30\n');
     const job = await resync(d, { dryRun: false });
