@@ -6,7 +6,6 @@ import { type Simulator,startSimulator } from '../../src/simulator/index.js';
 import { waitFor } from '../../src/wait-for.js';
 import { cli } from '../helpers/cli.js';
 import { testPrefix } from '../ops/helpers.js';
-import { freePort } from '../support/ports.js';
 import { deleteKeys } from '../support/redis.js';
 
 const redis = new Redis('redis://127.0.0.1:6379/0');
@@ -87,15 +86,5 @@ describe('storesync run', () => {
     const result = await cli(['--help']);
     expect(result.stdout).toMatch(/run \[options\]/);
     expect(result.stdout).toMatch(/demo \[options\]/);
-  });
-});
-
-describe('storesync demo without Redis', () => {
-  it('says in one line how to get Redis and exits 2 when none answers and redis-server is not installed', async () => {
-    const port = await freePort();
-    const run = await cli(['demo', '--once', '--port', '0'], { REDIS_URL: `redis://127.0.0.1:${port}/0`, PATH: '' });
-    expect(run.code).toBe(2);
-    expect(run.stderr).toContain('apt-get install redis-server');
-    expect(run.stderr.trim().split('\n')).toHaveLength(1);
   });
 });

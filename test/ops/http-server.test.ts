@@ -9,11 +9,11 @@ import { Readiness } from '../../src/ops/health.js';
 import { type HttpServer, startHttpServer } from '../../src/ops/http-server.js';
 import { collectQueueDepth } from '../../src/ops/queue-depth.js';
 import { createRedis, QUEUE_NAMES } from '../../src/queue/connection.js';
+import { sparePort } from '../../src/queue/redis-server.js';
 import { StoreClient } from '../../src/store/client.js';
 import type { ControlActions, ReconcileRequest, SalesPullRequest } from '../../src/sync/control/actions.js';
 import { type ControlFlow, startControlFlow } from '../../src/sync/control/index.js';
 import { waitFor } from '../../src/wait-for.js';
-import { freePort } from '../support/ports.js';
 import { deleteKeys } from '../support/redis.js';
 import { basicAuth, logCollector, promtool, testConfig, testPrefix } from './helpers.js';
 
@@ -32,7 +32,7 @@ async function serve(admin: Partial<Config['admin']>, options: { redisUrl?: stri
   const prefix = testPrefix();
   prefixes.push(prefix);
   const logs = logCollector();
-  const storePort = await freePort();
+  const storePort = await sparePort();
   const config = testConfig({
     redis: { prefix, ...(options.redisUrl ? { url: options.redisUrl } : {}) },
     admin,
@@ -288,7 +288,7 @@ describe('HTTP server without admin credentials', () => {
 describe('HTTP server while Redis is unreachable', () => {
   let s: Served;
   beforeAll(async () => {
-    s = await serve({ token: TOKEN }, { redisUrl: `redis://127.0.0.1:${await freePort()}/0` });
+    s = await serve({ token: TOKEN }, { redisUrl: `redis://127.0.0.1:${await sparePort()}/0` });
   });
   afterAll(async () => {
     await s.close();

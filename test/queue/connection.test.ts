@@ -3,8 +3,8 @@ import { Queue, Worker } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { createRedis, QUEUE_NAMES, stateKey } from '../../src/queue/connection.js';
+import { type RedisServer, startRedisServer } from '../../src/queue/redis-server.js';
 import { waitFor } from '../../src/wait-for.js';
-import { type RedisServer, startRedisServer } from '../ops/helpers.js';
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 
@@ -27,7 +27,7 @@ describe('createRedis', () => {
     cleanups.push(() => redis.disconnect());
     await redis.set('k', 'before');
 
-    await server.stop();
+    await server.kill();
     await waitFor(() => redis.status !== 'ready', { message: 'the client to notice the outage' });
     const pending = redis.incr('counter');
     await server.start();

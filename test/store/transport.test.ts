@@ -200,9 +200,9 @@ describe('retries', () => {
 
   it('never retries a 400', async () => {
     const sim = await simulator();
-    // The store refuses a negative limit with 400.
-    await expect(client(sim.url).sales.list({ limit: -1 })).rejects.toBeInstanceOf(StoreBadRequestError);
-    expect(received(sim, 'GET /Api/Sale')).toBe(1);
+    // The store refuses an order by a field products do not have with 400.
+    await expect(client(sim.url).products.list({ order: 'NoSuchField' })).rejects.toBeInstanceOf(StoreBadRequestError);
+    expect(received(sim, 'GET /Api/product')).toBe(1);
   });
 
   it('retries even a POST when the connection was refused (the store never saw it)', async () => {

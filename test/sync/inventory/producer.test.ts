@@ -11,11 +11,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { createSource, INVENTORY_FIELDS } from '../../../src/erp/index.js';
 import { createRedis } from '../../../src/queue/connection.js';
+import { startRedisServer } from '../../../src/queue/redis-server.js';
 import type { FlowDeps } from '../../../src/sync/flow.js';
 import { type InventoryFlow, pollSource, startInventoryFlow } from '../../../src/sync/inventory/index.js';
 import { openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
 import { waitFor } from '../../../src/wait-for.js';
-import { startRedisServer } from '../../ops/helpers.js';
 import { createHarness, type Harness, writesOf } from './harness.js';
 
 const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -126,7 +126,7 @@ describe('inventory producer', () => {
     // A redis-server of this test's own (append-only, so what was written before the kill is there after the
     // restart); the runtime's connection gives up on a command instead of holding it until Redis is back, so the
     // outage surfaces as a failed poll.
-    const server = await startRedisServer(['--appendonly', 'yes', '--appendfsync', 'always']);
+    const server = await startRedisServer({ aof: true });
     const base = h.deps({ inventory: { sources: [sqlSource('cursor')] }, redis: { url: server.url } });
     const connections: Redis[] = [];
     const deps: FlowDeps = {
@@ -147,7 +147,7 @@ describe('inventory producer', () => {
       const batch = await readChanges(cursor, limit);
       if (killAfterRead) {
         killAfterRead = false;
-        await server.stop();
+        await server.kill();
       }
       return batch;
     };

@@ -33,6 +33,16 @@ describe('sales flow', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  /** Runs a worker until it acknowledged one sale. */
+  const untilOneAcked = async (): Promise<void> => {
+    const flow = await startSalesFlow(h.deps, { role: 'worker', sink });
+    try {
+      await flow.events.next('sales:acked');
+    } finally {
+      await flow.close();
+    }
+  };
+
   const ackedCount = async (): Promise<number> => {
     const keys = await listKeys(h.redis, stateKey(h.prefix, 'sales', 1));
     const states = await Promise.all(keys.map((key) => h.redis.hget(key, 'state')));
@@ -84,12 +94,7 @@ describe('sales flow', () => {
     await setUp({ config: { sales: { stateTtlDays: 3 } } });
     h.sim.addSale({ Id: 601, SiteId: 1, Status: 1, CreationDate: h.storeDate(5) });
     await pullSales(h.deps);
-    const flow = await startSalesFlow(h.deps, { role: 'worker', sink });
-    try {
-      await flow.events.next('sales:acked');
-    } finally {
-      await flow.close();
-    }
+    await untilOneAcked();
     const key = stateKey(h.prefix, 'sales', 1, 601);
     expect(await h.redis.hget(key, 'state')).toBe('acked');
     const ttl = await h.redis.ttl(key);
@@ -159,12 +164,7 @@ describe('sales flow', () => {
     h.sim.addSale({ Id: 303, SiteId: 1, Status: 1, CreationDate: h.storeDate(10) });
     sink.crashAfterExport.add(303);
     await pullSales(h.deps);
-    const flow = await startSalesFlow(h.deps, { role: 'worker', sink });
-    try {
-      await flow.events.next('sales:acked');
-    } finally {
-      await flow.close();
-    }
+    await untilOneAcked();
     // Two calls reached the sink, but the second found the file: one export, one acknowledgement.
     expect(sink.exports.get(303)).toBe(2);
     expect(await readdir(dir)).toEqual(['sale-1-303.json']);
