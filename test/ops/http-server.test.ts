@@ -19,18 +19,19 @@ import { basicAuth, logCollector, promtool, testConfig, testPrefix } from './hel
 
 const TOKEN = 'test-admin-token-0123456789';
 const redis = new Redis('redis://127.0.0.1:6379/0');
-/** Every server gets its own prefix; all are deleted once the file is done. */
-const prefixes: string[] = [];
+/** Every server gets its own prefix below the file's one, which is deleted (one SCAN) once the file is done. */
+const base = testPrefix();
+let servers = 0;
 
 afterAll(async () => {
-  for (const prefix of prefixes) await deleteKeys(redis, prefix);
+  await deleteKeys(redis, base);
   redis.disconnect();
 });
 
 /** Everything a server needs, built around a config. */
 async function serve(admin: Partial<Config['admin']>, options: { redisUrl?: string; storeUrl?: string } = {}) {
-  const prefix = testPrefix();
-  prefixes.push(prefix);
+  servers += 1;
+  const prefix = `${base}:s${servers}`;
   const logs = logCollector();
   const storePort = await sparePort();
   const config = testConfig({

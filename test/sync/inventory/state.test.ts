@@ -8,19 +8,21 @@ import type { PendingEntry } from '../../../src/sync/inventory/types.js';
 import { deleteKeys } from '../../support/redis.js';
 
 const redis = createRedis('redis://127.0.0.1:6379/0');
-const prefixes: string[] = [];
+/** The file's prefix; each test works under a prefix of its own below it, so one SCAN cleans up after all. */
+const base = `test-${randomUUID()}`;
+let tests = 0;
 let prefix: string;
 let state: InventoryState;
 
 // Each test starts from an empty state of its own, so none depends on what another wrote.
 beforeEach(() => {
-  prefix = `test-${randomUUID()}`;
-  prefixes.push(prefix);
+  tests += 1;
+  prefix = `${base}:t${tests}`;
   state = new InventoryState(redis, prefix);
 });
 
 afterAll(async () => {
-  for (const used of prefixes) await deleteKeys(redis, used);
+  await deleteKeys(redis, base);
   redis.disconnect();
 });
 
