@@ -11,7 +11,9 @@ import { deleteKeys } from './support/redis.js';
 
 const TOKEN = 'daemon-test-token-abcdef';
 const redis = new Redis('redis://127.0.0.1:6379/0');
-const prefixes: string[] = [];
+/** Each daemon's prefix is below the file's one, so one SCAN cleans up after all of them. */
+const base = testPrefix();
+let daemons = 0;
 let sim: Simulator;
 let daemon: Daemon | undefined;
 
@@ -26,13 +28,13 @@ afterEach(async () => {
 
 afterAll(async () => {
   await sim.close();
-  for (const prefix of prefixes) await deleteKeys(redis, prefix);
+  await deleteKeys(redis, base);
   redis.disconnect();
 });
 
 function config(overrides: Record<string, unknown> = {}) {
-  const prefix = testPrefix();
-  prefixes.push(prefix);
+  daemons += 1;
+  const prefix = `${base}:d${daemons}`;
   return testConfig({
     redis: { prefix },
     store: { baseUrl: sim.url, username: 'demo', password: 'demo-password', siteId: 1 },
