@@ -15,8 +15,7 @@ import { SourceCursors } from '../../src/sync/drain-source.js';
 import { mariaScratch, PG_URL, pgScratch } from '../erp/databases.js';
 import { cli } from '../helpers/cli.js';
 import { testPrefix } from '../ops/helpers.js';
-import { deleteKeys } from '../queue/redis-helpers.js';
-import { dumpPrefix } from '../support/redis.js';
+import { deleteKeys, dumpPrefix } from '../support/redis.js';
 
 const redis = createRedis('redis://127.0.0.1:6379/0');
 const prefix = testPrefix();

@@ -1,5 +1,5 @@
 /**
- * Kept for the queue tests that still import from here; new code imports test/support/redis.ts and src/wait-for.ts.
+ * Kept for test/queue/schedule.test.ts, which still imports from here (its owner rewrote it meanwhile); everything
+ * else imports test/support/redis.ts and src/wait-for.ts. Remove once that import moves.
  */
-export { waitFor } from '../../src/wait-for.js';
-export { deleteKeys, listKeys } from '../support/redis.js';
+export { deleteKeys } from '../support/redis.js';
