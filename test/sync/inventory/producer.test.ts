@@ -116,10 +116,24 @@ describe('inventory producer', () => {
   it('polls each cron tick on one of two producer instances only', async () => {
     const config = { inventory: { sources: [sqlSource('cron', '*/1 * * * * *')] } };
     const instances = [await start(h.deps(config), 'producer'), await start(h.deps(config), 'producer')];
-    const seconds: number[] = [];
-    for (const flow of instances) flow.events.on('inventory:poll:done', () => void seconds.push(Math.floor(Date.now() / 1000)));
-    await waitFor(() => seconds.length >= 3, { message: 'three polls' });
-    expect(new Set(seconds).size).toBe(seconds.length);
+    // Each instance reports every tick it saw, by the tick's own fire time (the same on both), and what it did.
+    const byTick = new Map<number, string[]>();
+    let polls = 0;
+    for (const flow of instances) {
+      flow.ticks!.on('schedule:tick', ({ task, fireTime, outcome }) => {
+        if (task === 'inventory:poll:pg-cron') byTick.set(fireTime, [...(byTick.get(fireTime) ?? []), outcome]);
+      });
+      flow.events.on('inventory:poll:done', () => void (polls += 1));
+      flow.events.on('inventory:poll:failed', () => void (polls += 1));
+    }
+    const ranOnce = () => [...byTick.values()].filter((outcomes) => outcomes.length === 2 && outcomes.includes('ran'));
+    await waitFor(() => ranOnce().length >= 3, { message: 'three ticks run and seen by both instances' });
+    // No tick ran twice; the other instance found it claimed (or, on a slow machine, the previous run still busy).
+    for (const outcomes of byTick.values()) expect(outcomes.filter((outcome) => outcome === 'ran').length).toBeLessThanOrEqual(1);
+    for (const outcomes of ranOnce()) expect(outcomes.filter((outcome) => outcome !== 'ran')).toEqual([expect.stringMatching(/^(claimed|busy)$/)]);
+    // Each tick that ran polled once (a poll reports, done or failed, before its tick's outcome).
+    const ran = [...byTick.values()].flat().filter((outcome) => outcome === 'ran').length;
+    expect(polls).toBeGreaterThanOrEqual(ran);
   });
 
   it('does not move the cursor when Redis dies while a poll queues, and queues the same rows on the next poll', async () => {
