@@ -1,5 +1,6 @@
 /**
- * Kept for test/queue/schedule.test.ts, which still imports from here (its owner rewrote it meanwhile); everything
- * else imports test/support/redis.ts and src/wait-for.ts. Remove once that import moves.
+ * Re-exports for test files that still import from here (some are written on other branches at the same time);
+ * new code imports test/support/redis.ts and src/wait-for.ts directly.
  */
-export { deleteKeys } from '../support/redis.js';
+export { waitFor } from '../../src/wait-for.js';
+export { deleteKeys, listKeys } from '../support/redis.js';
