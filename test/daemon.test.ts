@@ -5,12 +5,15 @@ import { type Daemon, startDaemon } from '../src/daemon.js';
 import { Metrics } from '../src/metrics.js';
 import { type Simulator,startSimulator } from '../src/simulator/index.js';
 import type { ControlActions } from '../src/sync/control/actions.js';
+import { waitFor } from '../src/wait-for.js';
 import { logCollector, testConfig, testPrefix } from './ops/helpers.js';
-import { deleteKeys, waitFor } from './queue/redis-helpers.js';
+import { deleteKeys } from './support/redis.js';
 
 const TOKEN = 'daemon-test-token-abcdef';
 const redis = new Redis('redis://127.0.0.1:6379/0');
-const prefixes: string[] = [];
+/** Each daemon's prefix is below the file's one, so one SCAN cleans up after all of them. */
+const base = testPrefix();
+let daemons = 0;
 let sim: Simulator;
 let daemon: Daemon | undefined;
 
@@ -25,13 +28,13 @@ afterEach(async () => {
 
 afterAll(async () => {
   await sim.close();
-  for (const prefix of prefixes) await deleteKeys(redis, prefix);
+  await deleteKeys(redis, base);
   redis.disconnect();
 });
 
 function config(overrides: Record<string, unknown> = {}) {
-  const prefix = testPrefix();
-  prefixes.push(prefix);
+  daemons += 1;
+  const prefix = `${base}:d${daemons}`;
   return testConfig({
     redis: { prefix },
     store: { baseUrl: sim.url, username: 'demo', password: 'demo-password', siteId: 1 },
@@ -112,8 +115,18 @@ describe('storesync daemon', () => {
     const d = daemon;
     const jobId = await enqueueResync(d, { skus: ['SKU-000001'] });
     await waitFor(() => latch.started.length === 1, { message: 'the job to start' });
+    expect(latch.started).toEqual(['SKU-000001']);
+    expect(await d.control.queue.getJobState(jobId)).toBe('active');
     latch.release();
-    await waitFor(async () => (await d.control.queue.getJobState(jobId)) === 'completed', { message: 'the control job to complete' });
+    const job = await waitFor(
+      async () => {
+        const found = await d.control.queue.getJob(jobId);
+        return found?.finishedOn ? found : undefined;
+      },
+      { message: 'the control job to finish' },
+    );
+    expect(job.failedReason).toBeUndefined();
+    expect(job.returnvalue).toEqual({ finished: true });
   });
 
   it('lets a running job finish when it ends before the shutdown deadline', async () => {

@@ -4,6 +4,7 @@
  * would. Beside it, the same percentiles of a bare PUT round trip at the same simulated latency.
  */
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import { benchSource, type ErpRow, sku } from './bench-erp.js';
 import { startDaemonProcess } from './daemon-process.js';
@@ -11,7 +12,6 @@ import { type BenchEnvironment, STORE_PASSWORD, STORE_USER } from './environment
 import { login } from './raw-loops.js';
 import type { BenchResult } from './results.js';
 import { percentile, round } from './stats.js';
-import { sleep } from './wait.js';
 
 const STORE_LATENCY_MS = 5;
 const SKUS = 2000;

@@ -12,7 +12,8 @@ import { promisify } from 'node:util';
 
 import pg from 'pg';
 
-import { freePort } from './ports.js';
+import { sparePort } from '../../src/queue/redis-server.js';
+
 
 const run = promisify(execFile);
 
@@ -58,7 +59,7 @@ export async function startPgCluster(): Promise<PgCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'storesync-pg-'));
   if (owner) chownSync(dir, owner.uid, owner.gid);
   const data = join(dir, 'data');
-  const port = await freePort();
+  const port = await sparePort();
   const asOwner = (command: string, args: string[]): Promise<unknown> =>
     owner ? run('runuser', ['-u', 'postgres', '--', command, ...args]) : run(command, args);
 

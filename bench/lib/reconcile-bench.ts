@@ -9,13 +9,13 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { request } from 'undici';
 
+import { waitFor } from '../../src/wait-for.js';
 import { benchSource, type ErpRow, sku } from './bench-erp.js';
 import { startDaemonProcess } from './daemon-process.js';
 import { type BenchEnvironment, STORE_PASSWORD, STORE_USER } from './environment.js';
 import { login, rawPutLoop } from './raw-loops.js';
 import type { BenchResult } from './results.js';
 import { ratio, round } from './stats.js';
-import { waitFor } from './wait.js';
 
 const CONCURRENCY = 16;
 
@@ -70,7 +70,7 @@ export async function reconcileBench(
   const puts = rows.filter((_, k) => (k + 1) % every === 0).map((r) => ({ InternalId: 0 as const, Code: r.code, Stock: r.stock + 1 }));
   await rawPutLoop(env.sim.url, hash, puts, CONCURRENCY);
   const rawMs = performance.now() - rawStarted;
-  await waitFor('store counters', async () => (await env.sim.inventoryPuts()) > 0);
+  await waitFor(async () => (await env.sim.inventoryPuts()) > 0, { timeoutMs: 30_000, message: 'store counters' });
 
   const firstReport = first.report as { differences: number; queued: number; erpRecords: number; storeItems: number };
   const secondReport = second.report as { differences: number; queued: number };

@@ -6,13 +6,13 @@
  * its cron schedule, as a deployment does, so both include a poll wait of 0–1 s.
  */
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import { benchSource, type ErpRow, sku } from './bench-erp.js';
 import { startDaemonProcess } from './daemon-process.js';
 import type { BenchEnvironment } from './environment.js';
 import type { BenchResult } from './results.js';
 import { percentile, round } from './stats.js';
-import { sleep } from './wait.js';
 
 const STORE_LATENCY_MS = 20;
 const STOCKOUT_EVERY_MS = 200;

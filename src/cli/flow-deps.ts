@@ -6,8 +6,8 @@ import type { Redis } from 'ioredis';
 
 import { Metrics } from '../metrics.js';
 import { createRedis } from '../queue/connection.js';
-import { storeRateLimiter } from '../queue/redis-request-limiter.js';
 import { StoreClient } from '../store/client.js';
+import { storeRateLimiter } from '../store/redis-request-limiter.js';
 import type { FlowDeps } from '../sync/flow.js';
 import type { CliContext } from './context.js';
 

@@ -5,8 +5,8 @@
  * when Redis answers, and otherwise say on stderr that their few requests are not counted.
  */
 import { createRedis } from '../queue/connection.js';
-import { storeRateLimiter } from '../queue/redis-request-limiter.js';
 import { redactText } from '../secrets.js';
+import { storeRateLimiter } from '../store/redis-request-limiter.js';
 import type { RequestLimiter } from '../store/request-limiter.js';
 import type { CliContext } from './context.js';
 

@@ -73,8 +73,11 @@ export async function redisAnswers(url: string, timeoutMs = 1000): Promise<boole
   }
 }
 
-/** A free port on 127.0.0.1, released for the server to bind (redis-server cannot be told "any port"). */
-async function sparePort(): Promise<number> {
+/**
+ * A free port on 127.0.0.1, released for the caller to bind (redis-server cannot be told "any port"); the tests and the
+ * bench use it for their own servers too.
+ */
+export async function sparePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

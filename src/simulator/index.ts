@@ -58,6 +58,8 @@ export interface SimulatorOptions extends Partial<FaultSettings> {
   password?: string;
   /** Site id of the authentication answer. @defaultValue 1 */
   site?: number;
+  /** Path of item creation (POST), as a store may place it (`store.inventoryCreatePath`). @defaultValue '/Api/Inventory' */
+  inventoryCreatePath?: string;
   /** Most entries kept in each write log. @defaultValue unbounded */
   maxWrites?: number;
   /** Clock (epoch ms), for tests of hash expiry. @defaultValue Date.now */
@@ -153,7 +155,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   setMaxListeners(0, abort.signal);
   const api = new Router([
     ...authRoutes(ctx),
-    ...inventoryRoutes(ctx),
+    ...inventoryRoutes(ctx, options.inventoryCreatePath),
     ...productRoutes(ctx),
     ...saleRoutes(ctx),
     ...userRoutes(ctx),

@@ -13,7 +13,7 @@ import type { Redis } from 'ioredis';
 import type { Config, SourceConfig } from '../config/schema.js';
 import type { ChangeSource, Cursor } from '../erp/types.js';
 import type { Logger } from '../log.js';
-import { type ScheduledRun, startSchedule } from '../queue/schedule.js';
+import { type Schedule, type ScheduledRun, startSchedule } from '../queue/schedule.js';
 import { closeWorkerWithin } from '../queue/worker-shutdown.js';
 import type { Role } from './flow.js';
 import { closeConnection } from './runtime.js';
@@ -61,6 +61,8 @@ export interface StartedFlow<R> {
   readonly sources: ReadonlyMap<string, PolledSource>;
   /** The flow's BullMQ workers in this process (none in the producer role). */
   readonly workers: readonly Worker[];
+  /** The outcome of each cron tick on this instance, with the tick's own fire time (none without scheduled runs). */
+  readonly ticks?: Schedule['events'];
   /** Stops everything in reverse order; the workers get `timeoutMs` to finish their jobs. Safe to call twice. */
   close(timeoutMs?: number): Promise<void>;
 }
@@ -113,11 +115,13 @@ export async function startFlow<R extends LifecycleRuntime>(plan: FlowPlan<R>): 
       opened.push((timeoutMs) => closeWorkerWithin(worker, timeoutMs, rt.logger));
     }
     const runs = producing ? (plan.schedule?.(rt, sources) ?? []) : [];
+    let ticks: Schedule['events'] | undefined;
     if (runs.length > 0) {
       const schedule = await startSchedule(rt.redis, rt.config.redis.prefix, runs, rt.logger);
       opened.push(() => schedule.stop());
+      ticks = schedule.events;
     }
-    return { rt, sources, workers, close: (timeoutMs = timeoutDefault) => closeOpened(timeoutMs) };
+    return { rt, sources, workers, ...(ticks ? { ticks } : {}), close: (timeoutMs = timeoutDefault) => closeOpened(timeoutMs) };
   } catch (error) {
     await closeOpened(timeoutDefault).catch(() => undefined);
     throw error;

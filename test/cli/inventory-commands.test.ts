@@ -10,7 +10,7 @@ import { runCli } from '../../src/cli/program.js';
 import { createRedis } from '../../src/queue/connection.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { cli } from '../helpers/cli.js';
-import { deleteKeys, listKeys } from '../queue/redis-helpers.js';
+import { deleteKeys, listKeys } from '../support/redis.js';
 
 const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const schema = `cli_${randomUUID().replace(/-/g, '')}`;

@@ -3,9 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { runCli } from '../../src/cli/program.js';
 import { type Simulator,startSimulator } from '../../src/simulator/index.js';
+import { waitFor } from '../../src/wait-for.js';
 import { cli } from '../helpers/cli.js';
 import { testPrefix } from '../ops/helpers.js';
-import { deleteKeys, waitFor } from '../queue/redis-helpers.js';
+import { deleteKeys } from '../support/redis.js';
 
 const redis = new Redis('redis://127.0.0.1:6379/0');
 const prefix = testPrefix();

@@ -11,7 +11,7 @@ import { createRedis } from '../../src/queue/connection.js';
 import { formatStoreDate } from '../../src/simulator/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { cli } from '../helpers/cli.js';
-import { deleteKeys } from '../queue/redis-helpers.js';
+import { deleteKeys } from '../support/redis.js';
 
 const TIME_ZONE = 'America/Argentina/Buenos_Aires';
 const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';

@@ -7,15 +7,15 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { dumpPrefix } from '../../bench/lib/redis-dump.js';
 import { EXIT } from '../../src/cli/program.js';
 import type { SourceTestResult } from '../../src/cli/sources-command.js';
 import { createRedis } from '../../src/queue/connection.js';
+import { sparePort } from '../../src/queue/redis-server.js';
 import { SourceCursors } from '../../src/sync/drain-source.js';
 import { mariaScratch, PG_URL, pgScratch } from '../erp/databases.js';
 import { cli } from '../helpers/cli.js';
-import { freePort, testPrefix } from '../ops/helpers.js';
-import { deleteKeys } from '../queue/redis-helpers.js';
+import { testPrefix } from '../ops/helpers.js';
+import { deleteKeys, dumpPrefix } from '../support/redis.js';
 
 const redis = createRedis('redis://127.0.0.1:6379/0');
 const prefix = testPrefix();
@@ -244,7 +244,7 @@ describe('storesync sources test', () => {
 
   it('exits 1 with one clear line when --from-cursor cannot reach Redis', async () => {
     const file = join(dir, 'dead-redis.yaml');
-    await writeFile(file, `redis:\n  url: redis://127.0.0.1:${await freePort()}/0\n  prefix: ${prefix}\nlog:\n  level: silent\ninventory:\n  sources:\n${sourceYaml(pgStock()).join('\n')}\n`);
+    await writeFile(file, `redis:\n  url: redis://127.0.0.1:${await sparePort()}/0\n  prefix: ${prefix}\nlog:\n  level: silent\ninventory:\n  sources:\n${sourceYaml(pgStock()).join('\n')}\n`);
     const run = await cli(['--config', file, 'sources', 'test', '--from-cursor']);
     expect(run.code).toBe(EXIT.remote);
     expect(run.stderr).toMatch(/^storesync: ERR_REDIS: --from-cursor: cannot read the stored cursors, Redis at redis:\/\/127\.0\.0\.1:\d+\/0 does not answer \(.*ECONNREFUSED.*\)\n$/);

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createRedis } from '../../src/queue/connection.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { cli, type CliRun } from '../helpers/cli.js';
-import { deleteKeys } from '../queue/redis-helpers.js';
+import { deleteKeys } from '../support/redis.js';
 
 let sim: Simulator;
 let env: Record<string, string>;

@@ -11,8 +11,9 @@ import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import { Readiness } from '../../src/ops/health.js';
 import { type HttpServer, startHttpServer } from '../../src/ops/http-server.js';
+import { sparePort } from '../../src/queue/redis-server.js';
 import { StoreClient } from '../../src/store/client.js';
-import { freePort, promtool, testConfig } from '../ops/helpers.js';
+import { promtool, testConfig } from '../ops/helpers.js';
 
 const root = packageRoot();
 const read = (path: string): string => readFileSync(join(root, path), 'utf8');
@@ -174,7 +175,7 @@ describe('deploy/healthcheck.js', () => {
   let store: StoreClient;
 
   beforeAll(async () => {
-    const config = testConfig({ store: { baseUrl: `http://127.0.0.1:${await freePort()}` } });
+    const config = testConfig({ store: { baseUrl: `http://127.0.0.1:${await sparePort()}` } });
     store = new StoreClient({ config: config.store, logger: silentLogger() });
     server = await startHttpServer({
       config,
@@ -200,7 +201,7 @@ describe('deploy/healthcheck.js', () => {
   });
 
   it('exits 1 with a message when nothing answers', async () => {
-    const result = await run(process.execPath, [join(root, 'deploy/healthcheck.js')], { HTTP_PORT: String(await freePort()) });
+    const result = await run(process.execPath, [join(root, 'deploy/healthcheck.js')], { HTTP_PORT: String(await sparePort()) });
     expect(result.code).toBe(1);
     expect(result.output).toContain('ECONNREFUSED');
   });

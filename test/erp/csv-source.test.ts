@@ -82,11 +82,13 @@ describe('CSV drop-folder source', () => {
     // Another process (after a crash before queueing) reads the same file again.
     expect((await source().readChanges(null, 100)).records).toHaveLength(1);
 
-    await erp.commit?.(batch);
+    await erp.commit!(batch);
     expect(await list()).toEqual(['processed']);
     expect(await list('processed')).toEqual(['2024-05-01T12-00-00-000Z_stock.csv']);
-    // Committing the same batch twice is harmless.
-    await erp.commit?.(batch);
+    // Committing the same batch twice is harmless: it resolves and moves nothing more.
+    await expect(erp.commit!(batch)).resolves.toBeUndefined();
+    expect(await list()).toEqual(['processed']);
+    expect(await list('processed')).toEqual(['2024-05-01T12-00-00-000Z_stock.csv']);
   });
 
   it('queues the good rows of a partly bad file and moves it to rejected/ with a report naming each bad row', async () => {
@@ -96,7 +98,7 @@ describe('CSV drop-folder source', () => {
     expect(batch.records.map((r) => r.fields.Code)).toEqual(['SKU-1']);
     expect(batch.rejected.map((r) => r.ref)).toEqual(['file mixed.csv line 3', 'file mixed.csv line 4', 'file mixed.csv line 5']);
 
-    await erp.commit?.(batch);
+    await erp.commit!(batch);
     expect(await list('rejected')).toEqual(['2024-05-01T12-00-00-000Z_mixed.csv', '2024-05-01T12-00-00-000Z_mixed.csv.errors.txt']);
     const report = await readFile(join(dir, 'rejected', '2024-05-01T12-00-00-000Z_mixed.csv.errors.txt'), 'utf8');
     expect(report.split('\n')).toEqual([
@@ -114,7 +116,7 @@ describe('CSV drop-folder source', () => {
     const batch = await erp.readChanges(null, 100);
     expect(batch.records).toEqual([]);
     expect(batch.rejected).toHaveLength(1);
-    await erp.commit?.(batch);
+    await erp.commit!(batch);
     expect(await list('rejected')).toHaveLength(2);
   });
 
@@ -142,7 +144,7 @@ describe('CSV drop-folder source', () => {
     const erp = source();
     const batch = await erp.readChanges(null, 100);
     await drop('stock.csv', 'Code,Stock\nSKU-1,5\nSKU-2,6\n', 10_000);
-    await erp.commit?.(batch);
+    await erp.commit!(batch);
     expect(await list()).toEqual(['stock.csv']);
     expect((await erp.readChanges(batch.nextCursor, 100)).records).toHaveLength(2);
   });

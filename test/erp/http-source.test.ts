@@ -94,6 +94,30 @@ describe('HTTP source', () => {
     expect(requests[1]?.searchParams.get('since')).toBe('2024-05-01T12:59:05.000Z');
   });
 
+  it('sends the cursor and the limit under the names cursorParam and limitParam give', async () => {
+    // This ERP knows only `changedSince` and `max`: with the default names it would answer everything each time.
+    const rows = [
+      { Code: 'SKU-1', Stock: 1, cursor: '2024-05-01T13:00:01.000Z' },
+      { Code: 'SKU-2', Stock: 2, cursor: '2024-05-01T13:00:02.000Z' },
+      { Code: 'SKU-3', Stock: 3, cursor: '2024-05-01T13:00:03.000Z' },
+    ];
+    respond = (req, res) => {
+      const url = new URL(req.url ?? '/', 'http://erp');
+      const since = url.searchParams.get('changedSince');
+      const max = Number(url.searchParams.get('max') ?? 1000);
+      res.end(JSON.stringify(rows.filter((row) => since === null || row.cursor >= since).slice(0, max)));
+    };
+    const erp = source({ recordsPath: '', mapping: {}, cursorParam: 'changedSince', limitParam: 'max', overlapMs: 0 });
+    const first = await erp.readChanges(null, 2);
+    expect(first.records.map((r) => r.fields.Code)).toEqual(['SKU-1', 'SKU-2']);
+    const second = await erp.readChanges(first.nextCursor, 2);
+    expect(second.records.map((r) => r.fields.Code)).toEqual(['SKU-2', 'SKU-3']);
+    expect(requests.map((url) => Object.fromEntries(url.searchParams))).toEqual([
+      { site: '1', max: '2' },
+      { site: '1', changedSince: '2024-05-01T13:00:02.000Z', max: '2' },
+    ]);
+  });
+
   it('reads a body that is the array itself when recordsPath is empty', async () => {
     respond = (_req, res) => res.end(JSON.stringify([{ Code: 'SKU-7', Stock: 1, cursor: 12 }]));
     const batch = await source({ recordsPath: '', mapping: {} }).readChanges(null, 10);

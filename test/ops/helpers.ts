@@ -2,7 +2,6 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 
 import { loadConfig, mergeDeep } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
@@ -34,16 +33,6 @@ export function logCollector(level: 'debug' | 'info' = 'debug'): { logger: Logge
         .filter((line) => line.trim() !== '')
         .map((line) => JSON.parse(line) as Record<string, unknown>),
   };
-}
-
-/** A TCP port nothing listens on (found free, then released). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 /** Runs promtool; fails with a clear message when it is not installed. */

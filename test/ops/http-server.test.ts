@@ -9,20 +9,31 @@ import { Readiness } from '../../src/ops/health.js';
 import { type HttpServer, startHttpServer } from '../../src/ops/http-server.js';
 import { collectQueueDepth } from '../../src/ops/queue-depth.js';
 import { createRedis, QUEUE_NAMES } from '../../src/queue/connection.js';
+import { sparePort } from '../../src/queue/redis-server.js';
 import { StoreClient } from '../../src/store/client.js';
 import type { ControlActions, ReconcileRequest, SalesPullRequest } from '../../src/sync/control/actions.js';
 import { type ControlFlow, startControlFlow } from '../../src/sync/control/index.js';
-import { deleteKeys, waitFor } from '../queue/redis-helpers.js';
-import { basicAuth, freePort, logCollector, promtool, testConfig, testPrefix } from './helpers.js';
+import { waitFor } from '../../src/wait-for.js';
+import { deleteKeys } from '../support/redis.js';
+import { basicAuth, logCollector, promtool, testConfig, testPrefix } from './helpers.js';
 
 const TOKEN = 'test-admin-token-0123456789';
-const prefix = testPrefix();
 const redis = new Redis('redis://127.0.0.1:6379/0');
+/** Every server gets its own prefix below the file's one, which is deleted (one SCAN) once the file is done. */
+const base = testPrefix();
+let servers = 0;
+
+afterAll(async () => {
+  await deleteKeys(redis, base);
+  redis.disconnect();
+});
 
 /** Everything a server needs, built around a config. */
 async function serve(admin: Partial<Config['admin']>, options: { redisUrl?: string; storeUrl?: string } = {}) {
+  servers += 1;
+  const prefix = `${base}:s${servers}`;
   const logs = logCollector();
-  const storePort = await freePort();
+  const storePort = await sparePort();
   const config = testConfig({
     redis: { prefix, ...(options.redisUrl ? { url: options.redisUrl } : {}) },
     admin,
@@ -94,8 +105,6 @@ describe('HTTP server with admin credentials configured', () => {
   });
   afterAll(async () => {
     await s.close();
-    await deleteKeys(redis, prefix);
-    redis.disconnect();
   });
 
   it('answers /livez with 200 without checking dependencies', async () => {
@@ -280,7 +289,7 @@ describe('HTTP server without admin credentials', () => {
 describe('HTTP server while Redis is unreachable', () => {
   let s: Served;
   beforeAll(async () => {
-    s = await serve({ token: TOKEN }, { redisUrl: `redis://127.0.0.1:${await freePort()}/0` });
+    s = await serve({ token: TOKEN }, { redisUrl: `redis://127.0.0.1:${await sparePort()}/0` });
   });
   afterAll(async () => {
     await s.close();

@@ -9,7 +9,8 @@ import { createRedis } from '../../src/queue/connection.js';
 import { type RedisServer, startRedisServer } from '../../src/queue/redis-server.js';
 import { type Simulator,startSimulator } from '../../src/simulator/index.js';
 import type { ControlActions } from '../../src/sync/control/actions.js';
-import { deleteKeys, waitFor } from '../queue/redis-helpers.js';
+import { waitFor } from '../../src/wait-for.js';
+import { deleteKeys } from '../support/redis.js';
 import { logCollector, testConfig, testPrefix } from './helpers.js';
 
 const TOKEN = 'watchdog-test-token-123456';

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { createRedis } from '../../src/queue/connection.js';
 import { FailedJobLog } from '../../src/queue/failed-job-log.js';
-import { deleteKeys } from './redis-helpers.js';
+import { deleteKeys } from '../support/redis.js';
 
 const prefix = `test-${randomUUID()}`;
 const redis = createRedis('redis://127.0.0.1:6379/0');

@@ -12,15 +12,16 @@ import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import { createRedis } from '../../src/queue/connection.js';
-import { storeRateLimiter } from '../../src/queue/redis-request-limiter.js';
 import { formatStoreDate } from '../../src/simulator/clock.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { StoreClient } from '../../src/store/client.js';
+import { storeRateLimiter } from '../../src/store/redis-request-limiter.js';
 import type { FlowDeps } from '../../src/sync/flow.js';
 import { openInventoryRuntime } from '../../src/sync/inventory/index.js';
 import { pullSales } from '../../src/sync/sales/index.js';
+import { waitFor } from '../../src/wait-for.js';
+import { deleteKeys } from '../support/redis.js';
 import { stage } from '../sync/inventory/harness.js';
-import { deleteKeys, waitFor } from './redis-helpers.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379/0';
 const TIME_ZONE = 'America/Argentina/Buenos_Aires';

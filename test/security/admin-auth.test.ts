@@ -12,6 +12,7 @@ import { type Daemon, startDaemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { deleteKeys } from '../support/redis.js';
 
 const prefix = `test-${randomUUID()}`;
 const token = `tok-${randomUUID()}`;
@@ -47,10 +48,7 @@ afterAll(async () => {
   await open?.close();
   await sim?.close();
   const redis = new Redis('redis://127.0.0.1:6379/0');
-  for (const p of [prefix, `${prefix}-none`]) {
-    const keys = await redis.keys(`${p}*`);
-    if (keys.length > 0) await redis.del(...keys);
-  }
+  for (const p of [prefix, `${prefix}-none`]) await deleteKeys(redis, p);
   redis.disconnect();
   rmSync(dir, { recursive: true, force: true });
 });

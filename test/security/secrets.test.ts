@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { dumpPrefix } from '../../bench/lib/redis-dump.js';
-import { waitFor } from '../../bench/lib/wait.js';
 import { loadConfig } from '../../src/config/load.js';
 import { type Daemon, startDaemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { waitFor } from '../../src/wait-for.js';
+import { deleteKeys, dumpPrefix } from '../support/redis.js';
 
 // Characters that break naive URL building and naive redaction: &, +, #, %, space, non-ASCII.
 const PASSWORD = `Sëcret&pa+ss#${randomUUID().slice(0, 8)} %x`;
@@ -84,7 +84,6 @@ beforeAll(async () => {
   sim.faults.set({ failRate: 0.3 });
   let polls = 0;
   await waitFor(
-    'the cycle: stock written, sales exported and acknowledged, shipment applied, a re-authentication',
     () => {
       // Expire the hashes now and then: the client must re-authenticate, which logs and stores nothing secret.
       polls += 1;
@@ -97,7 +96,11 @@ beforeAll(async () => {
       const authAndErrorsLogged = /re-authenticat/.test(logs) && /retrying/.test(logs);
       return written.has('SKU-000001') && written.has('SKU-000002') && saleIds.every((id) => acked.has(id)) && shipped && authAndErrorsLogged;
     },
-    { timeoutMs: 45_000, intervalMs: 100 },
+    {
+      timeoutMs: 45_000,
+      intervalMs: 100,
+      message: 'the cycle: stock written, sales exported and acknowledged, shipment applied, a re-authentication',
+    },
   );
   sim.faults.set({ failRate: 0 });
   metricsText = await (await fetch(`${daemon.url}/metrics`)).text();
@@ -109,8 +112,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await daemon?.close();
   await sim?.close();
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
+  await deleteKeys(redis, prefix);
   redis.disconnect();
   rmSync(dir, { recursive: true, force: true });
 });

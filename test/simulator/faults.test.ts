@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { waitFor } from '../../src/wait-for.js';
 import { call, session } from './http.js';
 
 type Session = Awaited<ReturnType<typeof session>>;
@@ -91,10 +92,7 @@ describe('simulator fault injection', () => {
       () => 'answered',
       () => 'dropped',
     );
-    const counted = async (): Promise<void> => {
-      for (let i = 0; i < 200 && other.counters().total === 0; i += 1) await new Promise((r) => setTimeout(r, 5));
-    };
-    await counted();
+    await waitFor(() => other.counters().total > 0, { message: 'the request to reach the simulator' });
     await other.close();
     expect(await settled).toBe('dropped');
   });

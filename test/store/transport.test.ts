@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { storeSchema } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
+import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
 import { type RequestLimiter, StoreClient } from '../../src/store/client.js';
 import {
   StoreBadRequestError,
@@ -21,6 +22,22 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((item) => item.close()));
 });
 
+/** The project's simulator with the given faults: the store the client meets, whenever it can produce the case. */
+async function simulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const sim = await startSimulator({ port: 0, ...options });
+  open.push(sim);
+  return sim;
+}
+
+/** Requests the simulator received on one endpoint (`GET /Api/Sale`). */
+function received(sim: Simulator, endpoint: string): number {
+  return sim.counters().requests[endpoint] ?? 0;
+}
+
+/**
+ * A fake remote, only for behaviours the simulator does not produce (partly overlapping pages, HTML or truncated
+ * bodies on a read, a sale without Id, a Retry-After HTTP date); each use says which.
+ */
 async function remote(handler: (request: FakeRequest) => FakeAnswer | undefined): Promise<FakeRemote> {
   const fake = await startFakeRemote(handler);
   open.push(fake);
@@ -64,14 +81,18 @@ describe('backoffMs', () => {
 
 describe('sales.iterate against a remote that ignores offset', () => {
   it('stops after the repeated page, yielding each sale once', async () => {
-    const fake = await remote((request) => (request.path === '/Api/Sale/' ? { body: sales(1, 3) } : undefined));
+    const sim = await simulator({ ignoreOffset: true, sales: 0 });
+    for (let i = 0; i < 3; i += 1) sim.addSale({ Status: 1 });
+    const ids = sim.state.sales.map((stored) => stored.sale.Id);
     const seen: number[] = [];
-    for await (const sale of client(fake.url).sales.iterate({ pageSize: 3 })) seen.push(sale.Id);
-    expect(seen).toEqual([1, 2, 3]);
-    expect(fake.requests.filter((r) => r.path === '/Api/Sale/').map((r) => r.query.get('offset'))).toEqual(['0', '3']);
+    for await (const sale of client(sim.url).sales.iterate({ pageSize: 3 })) seen.push(sale.Id);
+    expect(seen.sort()).toEqual([...ids].sort());
+    // The second page repeats the first: the client stops there.
+    expect(received(sim, 'GET /Api/Sale')).toBe(2);
   });
 
   it('keeps paging when pages overlap partly, without yielding a sale twice', async () => {
+    // Fake: the simulator either pages correctly or ignores offset entirely; a partial overlap is beyond it.
     // A sale arriving mid-paging shifts the next page by one: its first sale was already seen.
     const pages: Record<string, Array<{ Id: number; Status: number }>> = { '0': sales(1, 2), '2': sales(2, 2), '4': sales(4, 1) };
     const fake = await remote((request) =>
@@ -85,6 +106,7 @@ describe('sales.iterate against a remote that ignores offset', () => {
 
 describe('responses that are not what the spec describes', () => {
   it('turns an HTML page on HTTP 200 into StoreBadResponseError without retrying', async () => {
+    // Fake: the simulator's non-JSON bodies (nonJsonWriteBodies) are for writes; a read always answers JSON there.
     const fake = await remote((request) =>
       request.path === '/Api/Sale/' ? { headers: { 'content-type': 'text/html' }, body: '<html>maintenance</html>' } : undefined,
     );
@@ -93,22 +115,23 @@ describe('responses that are not what the spec describes', () => {
   });
 
   it('turns truncated JSON into StoreBadResponseError', async () => {
+    // Fake: the simulator never truncates a body.
     const fake = await remote((request) => (request.path === '/Api/Sale/' ? { body: '[{"Id": 1, "Sta' } : undefined));
     await expect(client(fake.url).sales.list()).rejects.toThrow(/not JSON/);
   });
 
   it('turns {Success:false, Message} on HTTP 200 into StoreRejectedError with the message', async () => {
-    const fake = await remote((request) =>
-      request.path === '/Api/Inventory' ? { body: { Success: false, Message: 'Código inexistente' } } : undefined,
-    );
-    const error = await client(fake.url).inventory.update({ Code: 'A-1', Stock: 1 }).catch((e: unknown) => e);
+    const sim = await simulator({ successFalseRate: 1 });
+    const error = await client(sim.url).inventory.update({ Code: 'SKU-000001', Stock: 1 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreRejectedError);
     expect((error as StoreRejectedError).message).toContain('PUT /Api/Inventory');
-    expect((error as StoreRejectedError).message).toContain('Código inexistente');
-    expect(fake.requests.filter((r) => r.path === '/Api/Inventory')).toHaveLength(1);
+    expect(sim.counters().faults.successFalse).toBe(1);
+    expect(received(sim, 'PUT /Api/Inventory')).toBe(1);
+    expect(sim.writes).toEqual([]);
   });
 
   it('sets aside a sale without an Id, reporting it, and returns the others', async () => {
+    // Fake: the simulator's malformed sales (malformedSaleIds) keep their Id.
     const fake = await remote((request) => (request.path === '/Api/Sale/' ? { body: [{ Status: 1 }, { Id: 2, Status: 1 }] } : undefined));
     const rejects: RecordReject[] = [];
     const found = await client(fake.url).sales.list({}, { onReject: (reject) => void rejects.push(reject) });
@@ -117,6 +140,7 @@ describe('responses that are not what the spec describes', () => {
   });
 
   it('refuses an answer that is not a list as a bad response', async () => {
+    // Fake: the simulator always answers a list.
     const fake = await remote((request) => (request.path === '/Api/Sale/' ? { body: { Data: [{ Id: 1 }] } } : undefined));
     await expect(client(fake.url).sales.list()).rejects.toThrow(/unexpected response shape/);
   });
@@ -124,6 +148,7 @@ describe('responses that are not what the spec describes', () => {
 
 describe('retries', () => {
   it('honours a Retry-After HTTP date on 429, then succeeds', async () => {
+    // Fake: the simulator's 429s carry Retry-After in seconds, never as an HTTP date.
     let calls = 0;
     const retryAt = new Date(Date.now() + 120_000).toUTCString();
     const fake = await remote((request) => {
@@ -139,46 +164,53 @@ describe('retries', () => {
   });
 
   it('gives up after the configured attempts with the last error, exposing retryAfterMs', async () => {
-    const fake = await remote((request) =>
-      request.path === '/Api/Sale/' ? { status: 429, headers: { 'retry-after': '2' }, body: '' } : undefined,
-    );
+    const sim = await simulator();
     const delays: number[] = [];
-    const error = await client(fake.url, delays, { attempts: 3 }).sales.list().catch((e: unknown) => e);
+    const store = client(sim.url, delays, { attempts: 3 });
+    await store.login();
+    sim.faults.set({ rate429: 1 });
+    const error = await store.sales.list().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreRateLimitedError);
-    expect((error as StoreRateLimitedError).retryAfterMs).toBe(2000);
-    expect(delays).toEqual([2000, 2000]);
+    expect((error as StoreRateLimitedError).retryAfterMs).toBe(1000);
+    expect(delays).toEqual([1000, 1000]);
+    expect(sim.counters().faults.tooManyRequests).toBe(3);
   });
 
   it('retries a 5xx on GET and PUT but never repeats a POST that reached the store', async () => {
-    const fake = await remote((request) => (request.path === '/Api/Auth/' ? undefined : { status: 503, body: 'busy' }));
-    const store = client(fake.url, [], { attempts: 3 });
+    const sim = await simulator();
+    const store = client(sim.url, [], { attempts: 3 });
+    await store.login();
+    sim.faults.set({ failRate: 1 });
     await expect(store.sales.list()).rejects.toBeInstanceOf(StoreServerError);
     await expect(store.inventory.update({ Code: 'A', Stock: 1 })).rejects.toBeInstanceOf(StoreServerError);
     await expect(store.inventory.create({ Code: 'A', Stock: 1 })).rejects.toBeInstanceOf(StoreServerError);
-    const counts = (method: string, path: string): number => fake.requests.filter((r) => r.method === method && r.path === path).length;
-    expect(counts('GET', '/Api/Sale/')).toBe(3);
-    expect(counts('PUT', '/Api/Inventory')).toBe(3);
-    expect(counts('POST', '/Api/Inventory')).toBe(1);
+    expect(received(sim, 'GET /Api/Sale')).toBe(3);
+    expect(received(sim, 'PUT /Api/Inventory')).toBe(3);
+    expect(received(sim, 'POST /Api/Inventory')).toBe(1);
   });
 
   it('does not retry when the call asks for one attempt', async () => {
-    const fake = await remote((request) => (request.path === '/Api/Sale/' ? { status: 500, body: 'oops' } : undefined));
-    await expect(client(fake.url).sales.list({}, { attempts: 1 })).rejects.toBeInstanceOf(StoreServerError);
-    expect(fake.requests.filter((r) => r.path === '/Api/Sale/')).toHaveLength(1);
+    const sim = await simulator();
+    const store = client(sim.url);
+    await store.login();
+    sim.faults.set({ failRate: 1 });
+    await expect(store.sales.list({}, { attempts: 1 })).rejects.toBeInstanceOf(StoreServerError);
+    expect(received(sim, 'GET /Api/Sale')).toBe(1);
   });
 
   it('never retries a 400', async () => {
-    const fake = await remote((request) => (request.path === '/Api/Sale/' ? { status: 400, body: { Message: 'bad status' } } : undefined));
-    await expect(client(fake.url).sales.list()).rejects.toBeInstanceOf(StoreBadRequestError);
-    expect(fake.requests.filter((r) => r.path === '/Api/Sale/')).toHaveLength(1);
+    const sim = await simulator();
+    // The store refuses an order by a field products do not have with 400.
+    await expect(client(sim.url).products.list({ order: 'NoSuchField' })).rejects.toBeInstanceOf(StoreBadRequestError);
+    expect(received(sim, 'GET /Api/product')).toBe(1);
   });
 
   it('retries even a POST when the connection was refused (the store never saw it)', async () => {
-    const fake = await remote(() => undefined);
+    const sim = await simulator();
     const delays: number[] = [];
-    const store = client(fake.url, delays, { attempts: 3 });
+    const store = client(sim.url, delays, { attempts: 3 });
     await store.login();
-    await fake.close();
+    await sim.close();
     const error = await store.inventory.create({ Code: 'A' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreNetworkError);
     expect((error as StoreNetworkError).message).toContain('ECONNREFUSED');

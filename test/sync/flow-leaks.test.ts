@@ -21,7 +21,7 @@ import type { FlowDeps } from '../../src/sync/flow.js';
 import { startFulfillmentFlow } from '../../src/sync/fulfillment/index.js';
 import { startInventoryFlow } from '../../src/sync/inventory/index.js';
 import { startSalesFlow } from '../../src/sync/sales/index.js';
-import { waitFor } from '../queue/redis-helpers.js';
+import { waitFor } from '../../src/wait-for.js';
 import { type Harness, startHarness } from './sales/harness.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379/0';

@@ -9,7 +9,7 @@ import type { ChangeSource } from '../../src/erp/types.js';
 import { silentLogger } from '../../src/log.js';
 import { createRedis } from '../../src/queue/connection.js';
 import { type FlowPlan, type LifecycleRuntime, startFlow } from '../../src/sync/lifecycle.js';
-import { deleteKeys } from '../queue/redis-helpers.js';
+import { deleteKeys } from '../support/redis.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379/0';
 const prefix = `test-${randomUUID()}`;

@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import pg from 'pg';
 
 import type { Simulator } from '../../../src/simulator/index.js';
-import { dumpPrefix } from '../redis-dump.js';
+import { dumpPrefix } from '../../../test/support/redis.js';
 import { type ErpModel, priceOf } from './erp-driver.js';
 
 /** One line of the report. */

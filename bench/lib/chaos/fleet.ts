@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { sparePort } from '../../../src/queue/redis-server.js';
 import { type Child, startChild } from '../child.js';
-import { freePort } from '../ports.js';
 
 /** One daemon process slot: its role, its port and the process now in it. */
 interface Slot {
@@ -45,7 +45,7 @@ export class Fleet {
       { name: 'producer', role: 'producer' },
       ...Array.from({ length: this.options.workers }, (_, i) => ({ name: `worker-${i + 1}`, role: 'worker' as const })),
     ];
-    for (const slot of slots) this.slots.push({ ...slot, port: await freePort(), child: undefined, starts: 0, ending: false });
+    for (const slot of slots) this.slots.push({ ...slot, port: await sparePort(), child: undefined, starts: 0, ending: false });
     for (const slot of this.slots) this.launch(slot);
   }
 

@@ -10,16 +10,17 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 
 import { Redis } from 'ioredis';
 
 import { startRedisServer } from '../../../src/queue/redis-server.js';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.js';
+import { waitFor } from '../../../src/wait-for.js';
 import type { Cleanup } from '../cleanup.js';
 import { startPgCluster } from '../pg-cluster.js';
 import { between, seededRandom } from '../random.js';
-import { sleep, waitFor } from '../wait.js';
 import {
   checkFinalValues,
   checkInvalidNeverSent,
@@ -233,7 +234,6 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 3 });
   cleanup.defer('checker redis', () => redis.disconnect());
   const drained = await waitFor(
-    'the daemons to catch up',
     async () => {
       fleet.restartDead();
       if (finalValueMismatches(sim, driver.model).length > 0) return false;
@@ -241,7 +241,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
       const acks = saleAcks(sim, ACK_STATUS);
       return saleIds.every((id) => exported.get(id) === 1 && (acks.get(id) ?? 0) >= 1);
     },
-    { timeoutMs: plan.drainTimeoutS * 1000, intervalMs: 1000 },
+    { timeoutMs: plan.drainTimeoutS * 1000, intervalMs: 1000, message: 'the daemons to catch up' },
   ).then(
     () => true,
     () => false,

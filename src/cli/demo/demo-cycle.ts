@@ -14,6 +14,7 @@ import type { ControlJobData } from '../../sync/control/index.js';
 import type { Flow } from '../../sync/flow.js';
 import { sameValue } from '../../sync/inventory/compare.js';
 import type { FieldDifference, ReconcileReport } from '../../sync/inventory/types.js';
+import { waitFor } from '../../wait-for.js';
 import { type ErpFolders, exportedSaleIds, writeShipments } from './erp-feed.js';
 
 /** What one cycle did. */
@@ -43,17 +44,6 @@ export interface CycleContext {
   stepTimeoutMs?: number;
 }
 
-/** Polls `check` every 100 ms until it is truthy, failing with `what` after `timeoutMs`. */
-export async function waitUntil<T>(check: () => Promise<T> | T, what: string, timeoutMs: number): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`demo: timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 /** The queue of `flow` named `name`. */
 function queueOf(flow: Flow, name: string): Queue {
   const queue = flow.queues.find((q) => q.name === name);
@@ -70,10 +60,13 @@ export async function queueIdle(queue: Queue): Promise<boolean> {
 /** Queues a control job and resolves with its result once it completed. */
 async function runControlJob(daemon: Daemon, data: ControlJobData, timeoutMs: number): Promise<unknown> {
   const id = await daemon.control.enqueue(data);
-  const job = await waitUntil(async () => {
-    const found = await daemon.control.queue.getJob(id);
-    return found?.finishedOn ? found : undefined;
-  }, `control job ${data.action}`, timeoutMs);
+  const job = await waitFor(
+    async () => {
+      const found = await daemon.control.queue.getJob(id);
+      return found?.finishedOn ? found : undefined;
+    },
+    { timeoutMs, intervalMs: 100, message: `control job ${data.action}` },
+  );
   if (job.failedReason) throw new Error(`demo: ${data.action} failed: ${job.failedReason}`);
   return job.returnvalue;
 }
@@ -93,7 +86,7 @@ export async function runDemoCycle(ctx: CycleContext): Promise<CycleReport> {
   const timeoutMs = ctx.stepTimeoutMs ?? 60_000;
 
   const poll = await daemon.inventory.poll(ctx.sources.inventory);
-  await waitUntil(() => queueIdle(queueOf(daemon.inventory, QUEUE_NAMES.inventory)), 'the inventory queue to drain', timeoutMs);
+  await waitFor(() => queueIdle(queueOf(daemon.inventory, QUEUE_NAMES.inventory)), { timeoutMs, intervalMs: 100, message: 'the inventory queue to drain' });
   const itemsUpdated = new Set(simulator.writes.map((write) => write.code)).size;
   if (itemsUpdated === 0) throw new Error('demo: no ERP change reached the store');
 
@@ -103,7 +96,7 @@ export async function runDemoCycle(ctx: CycleContext): Promise<CycleReport> {
     timeoutMs,
   )) as ReconcileReport;
   if (reconcile.differences === 0) throw new Error('demo: the reconcile found no difference between the ERP snapshot and the store');
-  await waitUntil(() => queueIdle(queueOf(daemon.inventory, QUEUE_NAMES.inventory)), 'the reconcile fixes to reach the store', timeoutMs);
+  await waitFor(() => queueIdle(queueOf(daemon.inventory, QUEUE_NAMES.inventory)), { timeoutMs, intervalMs: 100, message: 'the reconcile fixes to reach the store' });
   const unfixed = reconcile.sample.filter(({ sku, field, erp }) => !sameValue(erp, storeValue(simulator, sku, field)));
   if (unfixed.length > 0) throw new Error(`demo: the reconcile's fixes did not reach the store for ${unfixed.map(({ sku }) => sku).join(', ')}`);
 
@@ -113,7 +106,7 @@ export async function runDemoCycle(ctx: CycleContext): Promise<CycleReport> {
     { action: 'sales-pull', from: isoDay(Date.now() - day), to: isoDay(Date.now() + day), dryRun: false, requestedBy: 'demo' },
     timeoutMs,
   );
-  await waitUntil(() => queueIdle(queueOf(daemon.sales, QUEUE_NAMES.sales)), 'the sales queue to drain', timeoutMs);
+  await waitFor(() => queueIdle(queueOf(daemon.sales, QUEUE_NAMES.sales)), { timeoutMs, intervalMs: 100, message: 'the sales queue to drain' });
   const exported = await exportedSaleIds(folders.sales);
   if (exported.length === 0) throw new Error('demo: no sale was exported to the ERP');
   const acknowledged = new Set(simulator.saleUpdates.map((update) => update.saleId)).size;
@@ -124,7 +117,7 @@ export async function runDemoCycle(ctx: CycleContext): Promise<CycleReport> {
   const updatesBefore = simulator.saleUpdates.length;
   await writeShipments(folders.shipments, shipped);
   await daemon.fulfillment.poll(ctx.sources.shipments);
-  await waitUntil(() => queueIdle(queueOf(daemon.fulfillment, QUEUE_NAMES.fulfillment)), 'the fulfillment queue to drain', timeoutMs);
+  await waitFor(() => queueIdle(queueOf(daemon.fulfillment, QUEUE_NAMES.fulfillment)), { timeoutMs, intervalMs: 100, message: 'the fulfillment queue to drain' });
   const trackingCodes = simulator.saleUpdates
     .slice(updatesBefore)
     .filter((update) => shipped.includes(update.saleId) && typeof update.fields.TrackingCode === 'string' && update.fields.TrackingCode !== '')

@@ -73,12 +73,12 @@ async function create(ctx: SimContext, req: RouteRequest): Promise<RouteReply> {
   return { status: 200, body: { Success: true, Message: `Item ${item.Code} created`, InternalId: item.InternalId } };
 }
 
-/** The inventory routes. */
-export function inventoryRoutes(ctx: SimContext): Route[] {
+/** The inventory routes; item creation is POSTed to `createPath` (the spec names the operation, not its path). */
+export function inventoryRoutes(ctx: SimContext, createPath = '/Api/Inventory'): Route[] {
   return [
     { method: 'GET', template: '/Api/Inventory/Get', handle: (req) => query(ctx, req) },
     { method: 'GET', template: '/Api/Inventory', handle: (req) => query(ctx, req) },
     { method: 'PUT', template: '/Api/Inventory', handle: (req) => update(ctx, req) },
-    { method: 'POST', template: '/Api/Inventory', handle: (req) => create(ctx, req) },
+    { method: 'POST', template: createPath, handle: (req) => create(ctx, req) },
   ];
 }

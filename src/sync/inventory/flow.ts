@@ -9,7 +9,7 @@ import { INVENTORY_FIELDS } from '../../erp/fields.js';
 import { createSource } from '../../erp/index.js';
 import { TypedEmitter } from '../../events.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
-import { type PolledSource, polledSource, pollRuns, startFlow } from '../lifecycle.js';
+import { type PolledSource, polledSource, pollRuns, type StartedFlow, startFlow } from '../lifecycle.js';
 import { pollSource } from './producer.js';
 import { type ReconcileOptions, reconcileWith } from './reconcile.js';
 import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
@@ -21,6 +21,8 @@ export interface InventoryFlow extends Flow {
   readonly events: TypedEmitter<InventoryEvents>;
   /** The flow's BullMQ workers (none in the producer role), for the daemon's watchdog. */
   readonly workers: readonly Worker[];
+  /** What became of each cron tick on this instance (producer roles), with the tick's fire time. */
+  readonly ticks?: StartedFlow<InventoryRuntime>['ticks'];
   /** Polls one source now (as its cron tick would), on this instance. */
   poll(source: string): Promise<PollReport>;
   /** Runs a reconcile now with this instance's sources (none in the worker role: use `runReconcile`). */
@@ -76,6 +78,7 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
     queues: [flow.rt.queue, flow.rt.rejects.queue, flow.rt.storeRejects.queue],
     events,
     workers: flow.workers,
+    ...(flow.ticks ? { ticks: flow.ticks } : {}),
     poll: pollWith(flow.rt, flow.sources),
     reconcile: reconcileWithSources(flow.rt, flow.sources),
     close: flow.close,

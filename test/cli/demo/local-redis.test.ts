@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { type CommandResult, ensureRedis, type RedisProbes, RedisUnavailableError, SERVER_PROGRAMS, systemProbes } from '../../../src/cli/demo/local-redis.js';
-import { redisAnswers } from '../../../src/queue/redis-server.js';
-import { freePort } from '../../ops/helpers.js';
+import { redisAnswers, sparePort } from '../../../src/queue/redis-server.js';
 
 const URL = 'redis://127.0.0.1:6379/0';
 const INSTALL = ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'install', '-y', 'redis-server'];
@@ -161,7 +160,7 @@ describe('the demo Redis decision chain', () => {
 
 describe('the demo Redis on this machine', () => {
   it('starts a private redis-server from the PATH when nothing answers at the URL, and stops it', async () => {
-    const url = `redis://127.0.0.1:${await freePort()}/0`;
+    const url = `redis://127.0.0.1:${await sparePort()}/0`;
     const announced: string[] = [];
     const redis = await ensureRedis({ url, announce: (line) => announced.push(line) }, systemProbes({ PATH: process.env.PATH ?? '' }));
     try {

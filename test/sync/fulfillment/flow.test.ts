@@ -12,7 +12,7 @@ import { applyFulfillment } from '../../../src/sync/fulfillment/apply-update.js'
 import { type FulfillmentFlow, startFulfillmentFlow, updateSale } from '../../../src/sync/fulfillment/index.js';
 import { pollFulfillmentSource } from '../../../src/sync/fulfillment/producer.js';
 import { openFulfillmentRuntime } from '../../../src/sync/fulfillment/runtime.js';
-import { waitFor } from '../../queue/redis-helpers.js';
+import { waitFor } from '../../../src/wait-for.js';
 import { type Harness, startHarness, updatesBySale } from '../sales/harness.js';
 
 describe('fulfillment flow', () => {

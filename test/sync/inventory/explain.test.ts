@@ -15,9 +15,10 @@ import { QUEUE_NAMES } from '../../../src/queue/connection.js';
 import type { FlowDeps } from '../../../src/sync/flow.js';
 import { explainSku, type InventoryFlow, markSalesProcessed, type SkuExplanation, startInventoryFlow } from '../../../src/sync/inventory/index.js';
 import { openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
+import { waitFor } from '../../../src/wait-for.js';
 import { cli } from '../../helpers/cli.js';
 import { logCollector } from '../../ops/helpers.js';
-import { listKeys, waitFor } from '../../queue/redis-helpers.js';
+import { listKeys } from '../../support/redis.js';
 import { createHarness, type Harness, stage } from './harness.js';
 
 const TOKEN = 'explain-test-token-0123456789';

@@ -19,7 +19,7 @@ import type { FlowDeps } from '../../../src/sync/flow.js';
 import { enqueueSkus } from '../../../src/sync/inventory/enqueue.js';
 import type { InventoryRuntime } from '../../../src/sync/inventory/runtime.js';
 import type { PendingEntry } from '../../../src/sync/inventory/types.js';
-import { deleteKeys } from '../../queue/redis-helpers.js';
+import { deleteKeys } from '../../support/redis.js';
 
 /** The Redis every test uses (each under its own prefix). */
 export const REDIS_URL = 'redis://127.0.0.1:6379/0';

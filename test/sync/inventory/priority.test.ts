@@ -9,7 +9,7 @@ import { enqueueSkus } from '../../../src/sync/inventory/enqueue.js';
 import { type InventoryFlow, startInventoryFlow } from '../../../src/sync/inventory/index.js';
 import { type InventoryRuntime, openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
 import type { PendingEntry } from '../../../src/sync/inventory/types.js';
-import { waitFor } from '../../queue/redis-helpers.js';
+import { waitFor } from '../../../src/wait-for.js';
 import { createHarness, type Harness } from './harness.js';
 
 const BACKLOG = Array.from({ length: 300 }, (_, i) => `P-${String(i).padStart(3, '0')}`);

@@ -5,14 +5,17 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import type { Redis } from 'ioredis';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { createSource, INVENTORY_FIELDS } from '../../../src/erp/index.js';
+import { createRedis } from '../../../src/queue/connection.js';
+import { startRedisServer } from '../../../src/queue/redis-server.js';
 import type { FlowDeps } from '../../../src/sync/flow.js';
 import { type InventoryFlow, pollSource, startInventoryFlow } from '../../../src/sync/inventory/index.js';
 import { openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
-import { waitFor } from '../../queue/redis-helpers.js';
+import { waitFor } from '../../../src/wait-for.js';
 import { createHarness, type Harness, writesOf } from './harness.js';
 
 const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -113,31 +116,80 @@ describe('inventory producer', () => {
   it('polls each cron tick on one of two producer instances only', async () => {
     const config = { inventory: { sources: [sqlSource('cron', '*/1 * * * * *')] } };
     const instances = [await start(h.deps(config), 'producer'), await start(h.deps(config), 'producer')];
-    const seconds: number[] = [];
-    for (const flow of instances) flow.events.on('inventory:poll:done', () => void seconds.push(Math.floor(Date.now() / 1000)));
-    await waitFor(() => seconds.length >= 3, { message: 'three polls' });
-    expect(new Set(seconds).size).toBe(seconds.length);
+    // Each instance reports every tick it saw, by the tick's own fire time (the same on both), and what it did.
+    const byTick = new Map<number, string[]>();
+    let polls = 0;
+    for (const flow of instances) {
+      flow.ticks!.on('schedule:tick', ({ task, fireTime, outcome }) => {
+        if (task === 'inventory:poll:pg-cron') byTick.set(fireTime, [...(byTick.get(fireTime) ?? []), outcome]);
+      });
+      flow.events.on('inventory:poll:done', () => void (polls += 1));
+      flow.events.on('inventory:poll:failed', () => void (polls += 1));
+    }
+    const ranOnce = () => [...byTick.values()].filter((outcomes) => outcomes.length === 2 && outcomes.includes('ran'));
+    await waitFor(() => ranOnce().length >= 3, { message: 'three ticks run and seen by both instances' });
+    // No tick ran twice; the other instance found it claimed (or, on a slow machine, the previous run still busy).
+    for (const outcomes of byTick.values()) expect(outcomes.filter((outcome) => outcome === 'ran').length).toBeLessThanOrEqual(1);
+    for (const outcomes of ranOnce()) expect(outcomes.filter((outcome) => outcome !== 'ran')).toEqual([expect.stringMatching(/^(claimed|busy)$/)]);
+    // Each tick that ran polled once (a poll reports, done or failed, before its tick's outcome).
+    const ran = [...byTick.values()].flat().filter((outcome) => outcome === 'ran').length;
+    expect(polls).toBeGreaterThanOrEqual(ran);
   });
 
-  it('does not move the cursor when queueing fails, and queues the same rows on the next poll', async () => {
-    const deps = h.deps({ inventory: { sources: [sqlSource('cursor')] } });
+  it('does not move the cursor when Redis dies while a poll queues, and queues the same rows on the next poll', async () => {
+    // A redis-server of this test's own (append-only, so what was written before the kill is there after the
+    // restart); the runtime's connection gives up on a command instead of holding it until Redis is back, so the
+    // outage surfaces as a failed poll.
+    const server = await startRedisServer({ aof: true });
+    const base = h.deps({ inventory: { sources: [sqlSource('cursor')] }, redis: { url: server.url } });
+    const connections: Redis[] = [];
+    const deps: FlowDeps = {
+      ...base,
+      connect: () => {
+        const connection = createRedis(server.url, { maxRetriesPerRequest: 0 });
+        connection.on('error', () => undefined);
+        connections.push(connection);
+        return connection;
+      },
+    };
     const rt = openInventoryRuntime(deps);
     const source = createSource(deps.config.inventory.sources[0]!, { fields: INVENTORY_FIELDS, logger: deps.logger });
+    // The outage starts after the source handed over its rows and before they are merged and queued.
+    let killAfterRead = false;
+    const readChanges = source.readChanges.bind(source);
+    source.readChanges = async (cursor, limit) => {
+      const batch = await readChanges(cursor, limit);
+      if (killAfterRead) {
+        killAfterRead = false;
+        await server.kill();
+      }
+      return batch;
+    };
     try {
+      await db.query(`INSERT INTO ${schema}.cursor VALUES ('CUR-0', 0, 1, '2025-02-01T00:00:00Z')`);
+      expect(await pollSource(rt, source, { limit: 10 })).toMatchObject({ queued: 1, cursor: '2025-02-01T00:00:00.000Z' });
       await db.query(`INSERT INTO ${schema}.cursor VALUES ('CUR-1', 1, 1, '2025-02-01T00:00:01Z'), ('CUR-2', 2, 2, '2025-02-01T00:00:02Z')`);
-      vi.spyOn(rt.queue, 'addBulk').mockRejectedValueOnce(new Error('Redis went away'));
-      await expect(pollSource(rt, source, { limit: 10 })).rejects.toThrow('Redis went away');
-      expect(await rt.state.cursors.get('pg-cursor')).toBeUndefined();
+
+      killAfterRead = true;
+      const failed = await pollSource(rt, source, { limit: 10 }).then(
+        () => undefined,
+        (error: Error) => error,
+      );
+      expect(failed?.name).toBe('MaxRetriesPerRequestError');
+      await server.start();
+      const cursor = await waitFor(() => rt.state.cursors.get('pg-cursor'), { message: 'the cursor after the restart' });
+      expect(cursor).toBe('2025-02-01T00:00:00.000Z');
+      expect((await rt.queue.getJobs(['waiting', 'prioritized'])).map((job) => job.name).sort()).toEqual(['CUR-0']);
 
       const report = await pollSource(rt, source, { limit: 10 });
-      expect(report).toMatchObject({ read: 2, queued: 2, rejected: 0, cursor: '2025-02-01T00:00:02.000Z' });
+      expect(report).toMatchObject({ queued: 3, rejected: 0, cursor: '2025-02-01T00:00:02.000Z' });
       expect(await rt.state.cursors.get('pg-cursor')).toBe('2025-02-01T00:00:02.000Z');
-      const waiting = (await rt.queue.getJobs(['waiting', 'prioritized'])).map((job) => job.name).filter((name) => name.startsWith('CUR-'));
-      expect(waiting.sort()).toEqual(['CUR-1', 'CUR-2']);
+      expect((await rt.queue.getJobs(['waiting', 'prioritized'])).map((job) => job.name).sort()).toEqual(['CUR-0', 'CUR-1', 'CUR-2']);
     } finally {
-      vi.restoreAllMocks();
       await source.close();
       await rt.close();
+      for (const connection of connections) connection.disconnect();
+      await server.destroy();
     }
   });
 
@@ -203,9 +255,9 @@ describe('inventory producer', () => {
     expect(await readdir(dir)).toEqual(['rejected']);
   });
 
-  it('refuses to start when a source has an invalid cron expression', async () => {
+  it('refuses to start when a source has an invalid cron expression, naming the task and the expression', async () => {
     const deps = h.deps({ inventory: { sources: [sqlSource('cron', 'every minute')] } });
-    await expect(startInventoryFlow(deps, { role: 'producer' })).rejects.toThrow();
+    await expect(startInventoryFlow(deps, { role: 'producer' })).rejects.toThrow('scheduled task inventory:poll:pg-cron: "every minute" is not a cron expression');
   });
 
   it('polls an HTTP source and the flow writes its records', async () => {

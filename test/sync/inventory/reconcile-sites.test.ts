@@ -14,7 +14,7 @@ import { READ_RULES } from '../../../src/store/schemas/fields.js';
 import { runReconcile } from '../../../src/sync/inventory/reconcile.js';
 import { type InventoryRuntime, openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
 import { createInventoryWorker } from '../../../src/sync/inventory/worker.js';
-import { waitFor } from '../../queue/redis-helpers.js';
+import { waitFor } from '../../../src/wait-for.js';
 import { createHarness, type Harness } from './harness.js';
 
 const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { startInventoryFlow } from '../../../src/sync/inventory/index.js';
 import { runReconcile } from '../../../src/sync/inventory/reconcile.js';
 import { type InventoryRuntime, openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
 import { createInventoryWorker } from '../../../src/sync/inventory/worker.js';
-import { waitFor } from '../../queue/redis-helpers.js';
+import { waitFor } from '../../../src/wait-for.js';
 import { createHarness, type Harness, stage, writesOf } from './harness.js';
 
 const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -52,8 +52,6 @@ function deps() {
 }
 
 beforeAll(async () => {
-  h = await createHarness(STORE);
-  rt = openInventoryRuntime(h.deps());
   await db.connect();
   await db.query(`CREATE SCHEMA ${schema}`);
   await db.query(`CREATE TABLE ${schema}.items (code text PRIMARY KEY, stock int, price numeric(12,3))`);
@@ -63,6 +61,16 @@ beforeAll(async () => {
 afterAll(async () => {
   await db.query(`DROP SCHEMA ${schema} CASCADE`);
   await db.end();
+});
+
+// The ERP table is only read; the store and the Redis state are written, so each test gets its own simulator and
+// prefix and depends on no other.
+beforeEach(async () => {
+  h = await createHarness(STORE);
+  rt = openInventoryRuntime(h.deps());
+});
+
+afterEach(async () => {
   await rt.close();
   await h.close();
 });

@@ -21,8 +21,8 @@ import { openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
 import { exportOneSale } from '../../../src/sync/sales/flow.js';
 import { runPull } from '../../../src/sync/sales/pull.js';
 import { openSalesRuntime, type SalesRuntime } from '../../../src/sync/sales/runtime.js';
+import { waitFor } from '../../../src/wait-for.js';
 import { transpileForChild } from '../../helpers/child-build.js';
-import { waitFor } from '../../queue/redis-helpers.js';
 import { createHarness, type Harness } from './harness.js';
 
 const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';

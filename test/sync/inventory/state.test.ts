@@ -1,18 +1,28 @@
 import { randomUUID } from 'node:crypto';
 
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { createRedis } from '../../../src/queue/connection.js';
 import { InventoryState } from '../../../src/sync/inventory/state.js';
 import type { PendingEntry } from '../../../src/sync/inventory/types.js';
-import { deleteKeys } from '../../queue/redis-helpers.js';
+import { deleteKeys } from '../../support/redis.js';
 
-const prefix = `test-${randomUUID()}`;
 const redis = createRedis('redis://127.0.0.1:6379/0');
-const state = new InventoryState(redis, prefix);
+/** The file's prefix; each test works under a prefix of its own below it, so one SCAN cleans up after all. */
+const base = `test-${randomUUID()}`;
+let tests = 0;
+let prefix: string;
+let state: InventoryState;
+
+// Each test starts from an empty state of its own, so none depends on what another wrote.
+beforeEach(() => {
+  tests += 1;
+  prefix = `${base}:t${tests}`;
+  state = new InventoryState(redis, prefix);
+});
 
 afterAll(async () => {
-  await deleteKeys(redis, prefix);
+  await deleteKeys(redis, base);
   redis.disconnect();
 });
 
@@ -127,8 +137,20 @@ describe('InventoryState cursors', () => {
   });
 
   it('reads applied versions of several SKUs at once', async () => {
-    const versions = await state.appliedVersions(['S-1', 'unknown']);
+    await state.merge([
+      { sku: 'S-1', entries: { Stock: entry(5, 10), Price: entry(20, 10) } },
+      { sku: 'S-2', entries: { Stock: entry(1, 3) } },
+    ]);
+    for (const sku of ['S-1', 'S-2']) {
+      const read = await state.read(sku);
+      await state.settle(
+        sku,
+        [...read.pending].map(([field, entryRead]) => ({ mode: 'applied' as const, field, read: entryRead })),
+      );
+    }
+    const versions = await state.appliedVersions(['S-1', 'S-2', 'unknown']);
     expect(Object.fromEntries(versions.get('S-1')!)).toEqual({ Stock: 10, Price: 10 });
+    expect(Object.fromEntries(versions.get('S-2')!)).toEqual({ Stock: 3 });
     expect(versions.get('unknown')?.size).toBe(0);
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { type InventoryRuntime, openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
 import { createInventoryWorker } from '../../../src/sync/inventory/worker.js';
-import { waitFor } from '../../queue/redis-helpers.js';
+import { waitFor } from '../../../src/wait-for.js';
 import { createHarness, type Harness, stage, writesOf } from './harness.js';
 
 const items = ['CO-1', 'ST-1', 'CD-1', 'CD-2', 'VA-1', 'RL-1', 'RF-1', 'NF-1', 'LK-1', ...Array.from({ length: 60 }, (_, i) => `TW-${i}`)].map(

@@ -13,7 +13,7 @@ import { FileSalesSink } from '../../../src/erp/sinks/file-sink.js';
 import { stateKey } from '../../../src/queue/connection.js';
 import { updateSale } from '../../../src/sync/fulfillment/index.js';
 import { exportOneSale, pullSales, startSalesFlow } from '../../../src/sync/sales/index.js';
-import { waitFor } from '../../queue/redis-helpers.js';
+import { waitFor } from '../../../src/wait-for.js';
 import { CountingSink, type Harness, startHarness, updatesBySale } from './harness.js';
 
 describe('sale writes on a store that replaces on PUT', () => {

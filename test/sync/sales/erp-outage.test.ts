@@ -8,7 +8,7 @@ import type { SqlClient } from '../../../src/erp/sql-client.js';
 import { QUEUE_NAMES } from '../../../src/queue/connection.js';
 import { pullSales, startSalesFlow } from '../../../src/sync/sales/index.js';
 import { saleJobId } from '../../../src/sync/sales/pull.js';
-import { waitFor } from '../../queue/redis-helpers.js';
+import { waitFor } from '../../../src/wait-for.js';
 import { CountingSink, type Harness, PG_URL, pgInterfaceTables, startHarness, updatesBySale } from './harness.js';
 
 
@@ -120,14 +120,17 @@ describe('sales flow with the ERP unavailable or refusing', () => {
     await pullSales(h.deps);
     const flow = await startSalesFlow(h.deps, { role: 'worker' });
     cleanups.push(() => flow.close());
-    const retries: boolean[] = [];
-    flow.events.on('sales:job:failed', ({ willRetry }) => {
-      retries.push(willRetry);
+    const retries: Array<{ saleId: number; willRetry: boolean }> = [];
+    flow.events.on('sales:job:failed', ({ saleId, willRetry }) => {
+      retries.push({ saleId, willRetry });
       if (retries.length === 6) erp.down.value = false;
     });
     await waitFor(() => updatesBySale(h!.sim).size === 3, { message: 'three acknowledgements' });
     expect(retries.length).toBeGreaterThanOrEqual(6);
-    expect(retries.every(Boolean)).toBe(true);
+    expect(retries.every((r) => r.willRetry)).toBe(true);
+    // Every failed attempt was a real request the ERP refused, and the retries that followed it are the only other
+    // requests: one accepted export per sale, no duplicate.
+    expect(erp.requests()).toBe(retries.length + 3);
     expect([...erp.accepted.keys()].sort()).toEqual(['1-11', '1-12', '1-13']);
     const observations = [...updatesBySale(h.sim).values()].map((updates) => {
       expect(updates).toHaveLength(1);
@@ -180,10 +183,10 @@ describe('sales flow with the ERP unavailable or refusing', () => {
       cleanups.push(() => flow.close());
       // The ERP team renames the table away after the worker started (its start-up check passed).
       await admin.query(`ALTER TABLE "${schema}".storesync_sales RENAME TO storesync_sales_away`);
-      let failures = 0;
-      flow.events.on('sales:job:failed', () => {
-        failures += 1;
-        if (failures === 4) void admin.query(`ALTER TABLE "${schema}".storesync_sales_away RENAME TO storesync_sales`);
+      const failures: Array<{ saleId: number; message: string; willRetry: boolean }> = [];
+      flow.events.on('sales:job:failed', ({ saleId, error, willRetry }) => {
+        failures.push({ saleId, message: error.message, willRetry });
+        if (failures.length === 4) void admin.query(`ALTER TABLE "${schema}".storesync_sales_away RENAME TO storesync_sales`);
       });
       await pullSales(h.deps);
       await waitFor(() => updatesBySale(h!.sim).size === 2, { message: 'two acknowledgements' });
@@ -192,6 +195,11 @@ describe('sales flow with the ERP unavailable or refusing', () => {
         [22, 1],
       ]);
       expect([...updatesBySale(h.sim).values()].map((u) => u.length)).toEqual([1, 1]);
+      // The exports that failed on the missing table were retried: each sale was tried once per failure plus the
+      // attempt that wrote its row.
+      expect(failures.length).toBeGreaterThanOrEqual(4);
+      expect(failures.every((f) => f.willRetry && /storesync_sales/.test(f.message))).toBe(true);
+      for (const id of [21, 22]) expect(sink.exports.get(id)).toBe(failures.filter((f) => f.saleId === id).length + 1);
     });
 
     it('fails a sale that breaks a constraint of the ERP\'s table after one attempt, naming the constraint', async () => {
@@ -252,9 +260,16 @@ describe('sales flow with the ERP unavailable or refusing', () => {
     });
 
     it('starts a worker while the ERP database cannot be reached, leaving the exports to retry', async () => {
-      h = await startHarness({ config: { sales: { sink: { kind: 'sql', url: 'postgres://postgres@127.0.0.1:1/test' } } } });
+      h = await startHarness({ config: { sales: { attempts: 5, backoffMs: 10, sink: { kind: 'sql', url: 'postgres://postgres@127.0.0.1:1/test' } } } });
+      h.sim.addSale({ Id: 41, SiteId: 1, Status: 1, CreationDate: h.storeDate(5) });
+      await pullSales(h.deps);
       const flow = await startSalesFlow(h.deps, { role: 'worker' });
-      await flow.close();
+      cleanups.push(() => flow.close());
+      const first = await flow.events.next('sales:job:failed');
+      expect(first).toMatchObject({ saleId: 41, willRetry: true });
+      const second = await flow.events.next('sales:job:failed');
+      expect(second).toMatchObject({ saleId: 41, willRetry: true });
+      expect(updatesBySale(h.sim).size).toBe(0);
     });
 
     it('refuses to start a worker when the interface tables are missing', async () => {

@@ -10,7 +10,8 @@ import { QUEUE_NAMES, stateKey } from '../../../src/queue/connection.js';
 import { StoreNotFoundError } from '../../../src/store/errors.js';
 import { toJobError } from '../../../src/sync/job-errors.js';
 import { exportOneSale, pullSales, startSalesFlow } from '../../../src/sync/sales/index.js';
-import { waitFor } from '../../queue/redis-helpers.js';
+import { waitFor } from '../../../src/wait-for.js';
+import { listKeys } from '../../support/redis.js';
 import { CountingSink, type Harness, type HarnessOptions, startHarness, updatesBySale } from './harness.js';
 
 describe('sales flow', () => {
@@ -32,8 +33,18 @@ describe('sales flow', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  /** Runs a worker until it acknowledged one sale. */
+  const untilOneAcked = async (): Promise<void> => {
+    const flow = await startSalesFlow(h.deps, { role: 'worker', sink });
+    try {
+      await flow.events.next('sales:acked');
+    } finally {
+      await flow.close();
+    }
+  };
+
   const ackedCount = async (): Promise<number> => {
-    const keys = await h.redis.keys(`${stateKey(h.prefix, 'sales', 1)}:*`);
+    const keys = await listKeys(h.redis, stateKey(h.prefix, 'sales', 1));
     const states = await Promise.all(keys.map((key) => h.redis.hget(key, 'state')));
     return states.filter((state) => state === 'acked').length;
   };
@@ -77,6 +88,19 @@ describe('sales flow', () => {
     }
     expect(h.sim.state.salesById.get(200)!.sale.Status).toBe(3);
     expect(await h.metrics.oldestUnacknowledgedSale.get()).toMatchObject({ values: [{ value: 0 }] });
+  });
+
+  it('keeps the record of an acknowledged sale for sales.stateTtlDays', async () => {
+    await setUp({ config: { sales: { stateTtlDays: 3 } } });
+    h.sim.addSale({ Id: 601, SiteId: 1, Status: 1, CreationDate: h.storeDate(5) });
+    await pullSales(h.deps);
+    await untilOneAcked();
+    const key = stateKey(h.prefix, 'sales', 1, 601);
+    expect(await h.redis.hget(key, 'state')).toBe('acked');
+    const ttl = await h.redis.ttl(key);
+    // Set at the acknowledgement to 3 days (the default is 90); a few seconds may have gone by since.
+    expect(ttl).toBeLessThanOrEqual(3 * 86_400);
+    expect(ttl).toBeGreaterThan(3 * 86_400 - 60);
   });
 
   it('runs the scheduled pull and exports what it queued when producer and worker run together', async () => {
@@ -140,12 +164,7 @@ describe('sales flow', () => {
     h.sim.addSale({ Id: 303, SiteId: 1, Status: 1, CreationDate: h.storeDate(10) });
     sink.crashAfterExport.add(303);
     await pullSales(h.deps);
-    const flow = await startSalesFlow(h.deps, { role: 'worker', sink });
-    try {
-      await flow.events.next('sales:acked');
-    } finally {
-      await flow.close();
-    }
+    await untilOneAcked();
     // Two calls reached the sink, but the second found the file: one export, one acknowledgement.
     expect(sink.exports.get(303)).toBe(2);
     expect(await readdir(dir)).toEqual(['sale-1-303.json']);
@@ -263,7 +282,7 @@ describe('sales flow', () => {
     expect(report).toMatchObject({ dryRun: true, seen: 1, queued: 1 });
     expect(report.sales).toEqual([{ saleId: 701, siteId: 1, status: 1, creationDate, total: 99.5, action: 'export' }]);
     // Only BullMQ's queue metadata, written when the queue is opened: no job, no state, no watermark.
-    expect(await h.redis.keys(`${h.prefix}:*`)).toEqual([`${h.prefix}:sales:meta`]);
+    expect(await listKeys(h.redis, h.prefix)).toEqual([`${h.prefix}:sales:meta`]);
   });
 
   it('pulls sales by external reference whatever their status', async () => {

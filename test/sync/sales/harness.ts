@@ -23,7 +23,7 @@ import { type Simulator, startSimulator } from '../../../src/simulator/index.js'
 import { StoreClient } from '../../../src/store/client.js';
 import type { Sale } from '../../../src/store/schemas/index.js';
 import type { FlowDeps } from '../../../src/sync/flow.js';
-import { deleteKeys } from '../../queue/redis-helpers.js';
+import { deleteKeys } from '../../support/redis.js';
 
 export const TIME_ZONE = 'America/Argentina/Buenos_Aires';
 const REDIS_URL = 'redis://127.0.0.1:6379/0';

@@ -10,7 +10,7 @@ import { QUEUE_NAMES, stateKey } from '../../../src/queue/connection.js';
 import { VARIANCE_PROFILE } from '../../../src/simulator/index.js';
 import { READ_RULES } from '../../../src/store/schemas/fields.js';
 import { pullSales, startSalesFlow } from '../../../src/sync/sales/index.js';
-import { waitFor } from '../../queue/redis-helpers.js';
+import { waitFor } from '../../../src/wait-for.js';
 import { type Harness, pgInterfaceTables, startHarness } from './harness.js';
 
 const FIRST = 1000;

@@ -15,7 +15,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 
 import type { StoreConfig } from '../config/schema.js';
-import type { RequestLimiter, RequestPermit } from '../store/request-limiter.js';
+import type { RequestLimiter, RequestPermit } from './request-limiter.js';
 
 /**
  * KEYS[1]: the window's sorted set. ARGV: max, durationMs, holdMs, a unique member. Admitted: the
