@@ -8,6 +8,7 @@ import type { Worker } from 'bullmq';
 import { INVENTORY_FIELDS } from '../../erp/fields.js';
 import { createSource } from '../../erp/index.js';
 import { TypedEmitter } from '../../events.js';
+import { DeliveredWindow } from '../delivered-window.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
 import { type PolledSource, polledSource, pollRuns, type StartedFlow, startFlow } from '../lifecycle.js';
 import { pollSource } from './producer.js';
@@ -33,9 +34,20 @@ export interface InventoryFlow extends Flow {
 export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role }): Promise<InventoryFlow> {
   const events = new TypedEmitter<InventoryEvents>();
   const { config } = deps;
+  // What each source's overlap window already delivered, kept for the life of the flow.
+  const windows = new Map<string, DeliveredWindow>();
+  const windowOf = (name: string): DeliveredWindow => {
+    let window = windows.get(name);
+    if (!window) {
+      const sourceConfig = config.inventory.sources.find((source) => source.name === name);
+      window = new DeliveredWindow(sourceConfig && 'overlapMs' in sourceConfig ? sourceConfig.overlapMs : 0);
+      windows.set(name, window);
+    }
+    return window;
+  };
   const pollWith = (rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>) => (name: string): Promise<PollReport> => {
     const { source, limit, initialCursor } = polledSource('inventory', sources, name);
-    return pollSource(rt, source, { limit, initialCursor });
+    return pollSource(rt, source, { limit, initialCursor, window: windowOf(name) });
   };
   const reconcileWithSources = (rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>) => (options: ReconcileOptions = {}) =>
     reconcileWith(rt, [...sources.values()].map((entry) => entry.source), options);

@@ -12,6 +12,7 @@ import type { ChangeBatch, ChangeSource, SourceRecord } from '../../erp/types.js
 import { formatIssue, type ValidationIssue } from '../../errors.js';
 import type { FailedEntry } from '../../queue/failed-job-log.js';
 import { validateInventoryUpdate } from '../../store/validation.js';
+import type { DeliveredRecord, DeliveredWindow } from '../delivered-window.js';
 import { pollChangeSource, type PollOptions } from '../poll-source.js';
 import { enqueueSkus } from './enqueue.js';
 import { localFieldIssues, storeFields } from './published-stock.js';
@@ -22,7 +23,14 @@ import type { PendingEntry, PollReport } from './types.js';
 type Checked = { sku: string; entries: Record<string, PendingEntry> } | { reject: FailedEntry; issues: ValidationIssue[] };
 
 /** Polls `source` until it returns a short batch (bounded); returns what was read, refused and queued. */
-export async function pollSource(rt: InventoryRuntime, source: ChangeSource, options: PollOptions): Promise<PollReport> {
+export async function pollSource(
+  rt: InventoryRuntime,
+  source: ChangeSource,
+  options: PollOptions & {
+    /** What this source's overlap window already delivered: re-read records of it are skipped. */
+    window?: DeliveredWindow;
+  },
+): Promise<PollReport> {
   // A SKU changed in several batches of one poll has one job: the report counts distinct SKUs.
   const queued = new Set<string>();
   // Every value of this poll was read after this instant, none before (reservations.ts).
@@ -34,22 +42,37 @@ export async function pollSource(rt: InventoryRuntime, source: ChangeSource, opt
     now: rt.now,
     queueBatch: async (batch) => {
       const before = queued.size;
-      const { skus, rejected } = await queueBatch(rt, source.name, batch, observedAt);
+      const { skus, rejected } = await queueBatch(rt, source.name, batch, observedAt, options.window);
       for (const sku of skus) queued.add(sku);
       return { queued: queued.size - before, rejected };
     },
   });
+  const cursorVersion = isTimestampCursor(report.cursor) ? cursorToVersion(report.cursor) : null;
+  if (cursorVersion !== null) options.window?.forgetBefore(cursorVersion);
   rt.logger.debug({ ...report }, 'inventory poll done');
   rt.events.emit('inventory:poll:done', report);
   return report;
 }
 
 /** Checks, merges and queues one batch; refused records become failed entries of the rejects queue. */
-async function queueBatch(rt: InventoryRuntime, source: string, batch: ChangeBatch, observedAt: number): Promise<{ skus: string[]; rejected: number }> {
+async function queueBatch(
+  rt: InventoryRuntime,
+  source: string,
+  batch: ChangeBatch,
+  observedAt: number,
+  window: DeliveredWindow | undefined,
+): Promise<{ skus: string[]; rejected: number }> {
   const readAt = rt.now();
   const good: Array<{ sku: string; entries: Record<string, PendingEntry> }> = [];
   const rejects: Array<{ reject: FailedEntry; issues: ValidationIssue[] }> = [];
+  const delivered: DeliveredRecord[] = [];
   for (const record of batch.records) {
+    const identity = window && deliveredIdentity(record);
+    if (identity) {
+      // Re-read inside the overlap window and already merged and queued: nothing to do again.
+      if (window?.has(identity)) continue;
+      delivered.push(identity);
+    }
     const checked = checkRecord(record, source, readAt, observedAt);
     if ('reject' in checked) rejects.push(checked);
     else good.push(checked);
@@ -63,7 +86,16 @@ async function queueBatch(rt: InventoryRuntime, source: string, batch: ChangeBat
   const skus = good.map((item) => item.sku);
   await enqueueSkus(rt.queue, skus, { priorities });
   await recordRejects(rt, source, rejects);
+  window?.add(delivered);
   return { skus, rejected: rejects.length };
+}
+
+/** The identity a window remembers a record by; only timestamp cursors are re-read by an overlap. */
+function deliveredIdentity(record: SourceRecord): DeliveredRecord | undefined {
+  const version = isTimestampCursor(record.cursor) ? cursorToVersion(record.cursor) : null;
+  const key = record.fields.Code;
+  if (version === null || typeof key !== 'string') return undefined;
+  return { key, version, fields: record.fields };
 }
 
 /** Why the store would refuse a record's values (each issue names the SKU, field, value and rule); empty when it may be queued. */

@@ -204,7 +204,7 @@ describe('inventory producer', () => {
     expect(report.read).toBe(9);
   });
 
-  it('re-reads the overlap window: a late row is queued and re-read rows cause no second PUT', async () => {
+  it('re-reads the overlap window: a late row is queued, a row the window already delivered is not queued again', async () => {
     const flow = await start(h.deps({ inventory: { sources: [sqlSource('overlap')] } }));
     let done = jobsDone(flow, ['OVL-1']);
     await db.query(`INSERT INTO ${schema}.overlap VALUES ('OVL-1', 5, 5, '2025-03-01T00:01:00Z')`);
@@ -212,10 +212,10 @@ describe('inventory producer', () => {
     await done;
     // Committed late with a timestamp 30 s before the cursor: inside the 60 s overlap.
     await db.query(`INSERT INTO ${schema}.overlap VALUES ('OVL-2', 6, 6, '2025-03-01T00:00:30Z')`);
-    done = Promise.all([jobsDone(flow, ['OVL-2']), jobsDone(flow, ['OVL-1'], 'skipped')]).then(() => undefined);
+    done = jobsDone(flow, ['OVL-2']);
     const report = await flow.poll('pg-overlap');
     await done;
-    expect(report).toMatchObject({ read: 2, queued: 2, cursor: '2025-03-01T00:01:00.000Z' });
+    expect(report).toMatchObject({ read: 2, queued: 1, cursor: '2025-03-01T00:01:00.000Z' });
     expect(writesOf(h.sim, 'OVL-1')).toHaveLength(1);
     expect(writesOf(h.sim, 'OVL-2')).toHaveLength(1);
   });

@@ -1,0 +1,73 @@
+/**
+ * What a polled source's overlap window already delivered, per source and in memory. A timestamp
+ * cursor is re-read from `overlapMs` before the stored cursor at every poll (so rows committed late
+ * with an older timestamp are still seen); without this memory every re-read row would be validated,
+ * merged and queued again at every tick (a minute of changes polled every second: each row sixty
+ * times). A record is remembered by its key, its version and its values only once it is durably
+ * merged and queued, so skipping it later loses nothing: a late-committed row is a different record
+ * and is not in the memory. Entries fall out once their version is older than the window (no poll
+ * reads them again), and the memory never holds more than `maxEntries` (the oldest go first: a row
+ * forgotten too early is only merged once more, as without this memory). A restarted daemon starts
+ * empty and re-merges the window once, which is harmless.
+ */
+
+/** The identity of a delivered record. */
+export interface DeliveredRecord {
+  /** The record's key (the SKU). */
+  key: string;
+  /** Its version (ms of its timestamp cursor). */
+  version: number;
+  /** Its values, in the order the source normalised them. */
+  fields: Readonly<Record<string, unknown>>;
+}
+
+/** Most records remembered per source (about 150 bytes each). */
+export const DEFAULT_MAX_ENTRIES = 100_000;
+
+/** Records of one source delivered within its overlap window. */
+export class DeliveredWindow {
+  readonly #overlapMs: number;
+  readonly #maxEntries: number;
+  /** Identity → version; a Map keeps insertion order, so the oldest entries are first. */
+  readonly #seen = new Map<string, number>();
+
+  constructor(overlapMs: number, maxEntries = DEFAULT_MAX_ENTRIES) {
+    this.#overlapMs = overlapMs;
+    this.#maxEntries = maxEntries;
+  }
+
+  /** Records remembered now. */
+  get size(): number {
+    return this.#seen.size;
+  }
+
+  /** True when this very record (key, version and values) was delivered before. */
+  has(record: DeliveredRecord): boolean {
+    return this.#seen.has(identity(record));
+  }
+
+  /** Remembers records that are now durably merged and queued. */
+  add(records: Iterable<DeliveredRecord>): void {
+    for (const record of records) {
+      const id = identity(record);
+      this.#seen.delete(id);
+      this.#seen.set(id, record.version);
+    }
+    for (const oldest of this.#seen.keys()) {
+      if (this.#seen.size <= this.#maxEntries) break;
+      this.#seen.delete(oldest);
+    }
+  }
+
+  /** Forgets what no poll from `cursorVersion` (the stored cursor, ms) will read again. */
+  forgetBefore(cursorVersion: number): void {
+    const oldest = cursorVersion - this.#overlapMs;
+    for (const [id, version] of this.#seen) {
+      if (version < oldest) this.#seen.delete(id);
+    }
+  }
+}
+
+function identity(record: DeliveredRecord): string {
+  return `${record.key}\u0000${record.version}\u0000${JSON.stringify(record.fields)}`;
+}
