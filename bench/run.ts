@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only throughput,reconcile,coalescing,latency,stockout] [-- --profile DIR]`: the benchmarks,
+ * `npm run bench [-- --quick] [-- --only cli,throughput,reconcile,coalescing,latency,stockout] [-- --latencies 20,0 --concurrencies 16 --items 3000] [-- --profile DIR]`: the benchmarks,
  * against the simulator on loopback, with a redis-server and a PostgreSQL cluster of their own. Each
  * figure is stored beside a baseline measured in the same run (the machine is shared and noisy), in
  * bench/results/<name>.json, and a full run rewrites the table in bench/README.md.
@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
+import { cliBench } from './lib/cli-bench.js';
 import { Cleanup } from './lib/cleanup.js';
 import { coalescingBench } from './lib/coalescing.js';
 import { startEnvironment } from './lib/environment.js';
@@ -17,7 +18,7 @@ import { type BenchResult, runInfo, updateReadme, writeResult } from './lib/resu
 import { stockoutBench } from './lib/stockout.js';
 import { throughputBench } from './lib/throughput.js';
 
-const BENCHES = ['throughput', 'reconcile', 'coalescing', 'latency', 'stockout'] as const;
+const BENCHES = ['cli', 'throughput', 'reconcile', 'coalescing', 'latency', 'stockout'] as const;
 type BenchName = (typeof BENCHES)[number];
 
 const { values } = parseArgs({
@@ -26,6 +27,11 @@ const { values } = parseArgs({
     only: { type: 'string' },
     // Writes a V8 CPU profile of every daemon process into this folder (open it in Chrome DevTools).
     profile: { type: 'string' },
+    // The grid of the cli benchmark, to re-measure a few cells: comma-separated numbers.
+    latencies: { type: 'string' },
+    concurrencies: { type: 'string' },
+    // Items of every cli cell (instead of sizing each cell to a few seconds of the raw loop).
+    items: { type: 'string' },
   },
 });
 const quick = values.quick ?? false;
@@ -66,6 +72,24 @@ try {
     log(`${result.name}: written to ${file}`);
     for (const row of result.summary) log(`  ${row.measure}: ${row.value} | baseline ${row.baseline} | ${row.verdict}`);
   };
+  if (only.includes('cli')) {
+    const grid = quick
+      ? { latencies: [20, 0], concurrencies: [16], targetS: 1, minItems: 300, maxItems: 1000, scaleOutItems: 0, idleS: 5 }
+      : { latencies: [20, 5, 0], concurrencies: [1, 8, 16, 32], targetS: 3, minItems: 200, maxItems: 3000, scaleOutItems: 6000, idleS: 20 };
+    const numbers = (text: string | undefined) => text?.split(',').map(Number);
+    record(
+      await cliBench(
+        env,
+        {
+          ...grid,
+          latencies: numbers(values.latencies) ?? grid.latencies,
+          concurrencies: numbers(values.concurrencies) ?? grid.concurrencies,
+          ...(values.items ? { minItems: Number(values.items), maxItems: Number(values.items) } : {}),
+        },
+        log,
+      ),
+    );
+  }
   if (only.includes('throughput')) {
     record(
       await throughputBench(

@@ -1,0 +1,258 @@
+/**
+ * The daemon as users run it: `storesync run` (the real CLI process, every flow on, default settings
+ * except `inventory.concurrency`) polling the ERP change log every second with the default `overlapMs`,
+ * against the raw undici loop sending the same number of PUTs at the same concurrency, in the same run.
+ *
+ * Each cell inserts N changed rows (1 ms apart, ending now) into the change log while the daemon runs,
+ * and measures the daemon from its first to its last PUT (the simulator's write log), its CPU time
+ * (/proc) and the Redis commands (INFO commandstats) from the insert to the last PUT, per synced SKU.
+ * Rows of earlier cells stay in the log, so polls re-read whatever is still inside the overlap window,
+ * as in a deployment. A scale-out row compares one and two `--role worker` processes beside one producer.
+ */
+import { join } from 'node:path';
+
+import { type ErpRow, sku } from './bench-erp.js';
+import { type CliDaemon, startCliDaemon } from './cli-daemon.js';
+import { type BenchEnvironment, STORE_PASSWORD, STORE_USER } from './environment.js';
+import { login, type PutBody, rawPutLoop } from './raw-loops.js';
+import { commandDelta } from './redis-server.js';
+import type { BenchResult } from './results.js';
+import { rate, ratio, round } from './stats.js';
+import { waitFor } from './wait.js';
+
+/** The grid and the size of its runs. */
+export interface CliBenchOptions {
+  latencies: readonly number[];
+  concurrencies: readonly number[];
+  /** Seconds a raw run should take at the estimated ceiling (sizes each run). */
+  targetS: number;
+  minItems: number;
+  maxItems: number;
+  /** Items of the scale-out row (0: no scale-out row). */
+  scaleOutItems: number;
+  /** Seconds the daemon is left idle before its idle RSS is read. */
+  idleS: number;
+}
+
+/** One latency × concurrency cell. */
+export interface CliCell {
+  latencyMs: number;
+  concurrency: number;
+  items: number;
+  rawPerS: number;
+  daemonPerS: number;
+  ratio: number;
+  daemonCpuMsPerItem: number;
+  redisCommandsPerItem: number;
+  redisCpuMsPerItem: number;
+  redisTopCommands: Record<string, number>;
+  rssMiB: number;
+}
+
+let runNumber = 0;
+
+/** Values differ on every run, so change detection never skips a PUT. */
+function bodies(items: number): PutBody[] {
+  runNumber += 1;
+  return Array.from({ length: items }, (_, i) => ({
+    InternalId: 0 as const,
+    Code: sku(i + 1),
+    Stock: (runNumber * 7919 + i) % 999_999,
+    Price: round(1 + ((runNumber * 31 + i) % 99_999) / 100),
+  }));
+}
+
+function sizeFor(latencyMs: number, concurrency: number, options: CliBenchOptions): number {
+  const ceiling = Math.min((concurrency * 1000) / (latencyMs + 0.7), 5000);
+  return Math.max(options.minItems, Math.min(options.maxItems, Math.round(ceiling * options.targetS)));
+}
+
+/** Follows the simulator's write log: where it stands, and the span of the writes after a mark. */
+class WriteLog {
+  #seq = 0;
+
+  constructor(private readonly env: BenchEnvironment) {}
+
+  /** Moves the mark past every write so far. */
+  async mark(): Promise<void> {
+    for (;;) {
+      const writes = await this.env.sim.writes(this.#seq);
+      const last = writes.at(-1);
+      if (!last) return;
+      this.#seq = last.seq;
+    }
+  }
+
+  /** Waits until `count` writes follow the mark; returns the time from the first to the last, ms. */
+  async span(count: number, timeoutMs: number): Promise<number> {
+    const seen: number[] = [];
+    let seq = this.#seq;
+    await waitFor(
+      `${count} store writes`,
+      async () => {
+        const writes = await this.env.sim.writes(seq);
+        for (const write of writes) seen.push(write.at);
+        seq = writes.at(-1)?.seq ?? seq;
+        return seen.length >= count;
+      },
+      { timeoutMs, intervalMs: 100 },
+    );
+    this.#seq = seq;
+    const first = seen[0] ?? 0;
+    const last = seen[count - 1] ?? first;
+    // The span of N writes covers N − 1 intervals.
+    return ((last - first) * count) / Math.max(1, count - 1);
+  }
+}
+
+/** Inserts the changes, waits for their PUTs, and reads what the daemon processes spent meanwhile. */
+async function syncRun(env: BenchEnvironment, log: WriteLog, daemons: readonly CliDaemon[], list: readonly PutBody[]) {
+  const now = Date.now();
+  const rows: ErpRow[] = list.map((b, i) => ({ code: b.Code, stock: b.Stock as number, price: b.Price as number, at: now - list.length + i }));
+  await log.mark();
+  const cpuBefore = daemons.map((d) => d.cpuMs());
+  const calls = await env.redis.commandCalls();
+  const redisCpu = await env.redis.cpuMs();
+  await env.erp.insert(rows);
+  const ms = await log.span(list.length, 600_000);
+  const cpuMs = daemons.reduce((sum, d, i) => sum + d.cpuMs() - (cpuBefore[i] ?? 0), 0);
+  const redisCpuMs = (await env.redis.cpuMs()) - redisCpu;
+  const delta = commandDelta(calls, await env.redis.commandCalls());
+  return {
+    perS: rate(list.length, ms),
+    cpuMsPerItem: cpuMs / list.length,
+    redisPerItem: delta.total / list.length,
+    redisCpuMsPerItem: redisCpuMs / list.length,
+    top: Object.fromEntries(Object.entries(delta.byCommand).sort((a, b) => b[1] - a[1]).slice(0, 10).map(([c, n]) => [c, round(n / list.length, 2)])),
+  };
+}
+
+/** Runs the grid and the scale-out row; returns the result to store. */
+export async function cliBench(env: BenchEnvironment, options: CliBenchOptions, logLine: (line: string) => void): Promise<Omit<BenchResult, 'run'>> {
+  const hash = await login(env.sim.url, STORE_USER, STORE_PASSWORD);
+  const writes = new WriteLog(env);
+  const cells: CliCell[] = [];
+  const start = (name: string, role: 'all' | 'producer' | 'worker', concurrency: number, prefix: string) =>
+    startCliDaemon({
+      root: env.root,
+      logDir: env.logDir,
+      name,
+      storeUrl: env.sim.url,
+      storeUser: STORE_USER,
+      storePassword: STORE_PASSWORD,
+      redisUrl: env.redis.url,
+      prefix,
+      erpUrl: env.erp.url,
+      role,
+      concurrency,
+      execArgv: env.daemonExecArgv,
+    });
+  let idle: { rssMiB: number; peakRssMiB: number } | undefined;
+  for (const concurrency of options.concurrencies) {
+    await env.erp.clear();
+    const daemon = await start(`cli-c${concurrency}`, 'all', concurrency, `cli-c${concurrency}-${Date.now()}`);
+    try {
+      if (!idle) {
+        await new Promise((resolve) => setTimeout(resolve, options.idleS * 1000));
+        idle = daemon.memory();
+        logLine(`storesync run idle ${options.idleS} s after start: RSS ${idle.rssMiB} MiB (peak ${idle.peakRssMiB} MiB)`);
+      }
+      for (const latencyMs of options.latencies) {
+        await env.sim.setFaults({ latencyMs, jitterMs: 0 });
+        const items = sizeFor(latencyMs, concurrency, options);
+        const raw = await rawPutLoop(env.sim.url, hash, bodies(items), concurrency);
+        const rawPerS = rate(items, raw.ms);
+        const run = await syncRun(env, writes, [daemon], bodies(items));
+        const cell: CliCell = {
+          latencyMs,
+          concurrency,
+          items,
+          rawPerS,
+          daemonPerS: run.perS,
+          ratio: ratio(run.perS, rawPerS),
+          daemonCpuMsPerItem: round(run.cpuMsPerItem, 3),
+          redisCommandsPerItem: round(run.redisPerItem, 1),
+          redisCpuMsPerItem: round(run.redisCpuMsPerItem, 3),
+          redisTopCommands: run.top,
+          rssMiB: daemon.memory().rssMiB,
+        };
+        cells.push(cell);
+        logLine(
+          `storesync run, latency ${latencyMs} ms, concurrency ${concurrency}, ${items} items: ${cell.daemonPerS}/s vs raw ${rawPerS}/s ` +
+            `(ratio ${cell.ratio}); per item ${cell.daemonCpuMsPerItem} ms daemon CPU, ${cell.redisCommandsPerItem} Redis commands ` +
+            `(${JSON.stringify(cell.redisTopCommands)}), ${cell.redisCpuMsPerItem} ms Redis CPU; RSS ${cell.rssMiB} MiB`,
+        );
+      }
+    } finally {
+      await daemon.stop();
+    }
+  }
+  const scaleOut = options.scaleOutItems > 0 ? await scaleOutRow(env, writes, options.scaleOutItems, start, logLine) : undefined;
+  await env.sim.setFaults({ latencyMs: 0 });
+  return { name: 'cli', summary: summarize(cells, idle, scaleOut), data: { options, cells, idle, scaleOut } };
+}
+
+type Starter = (name: string, role: 'all' | 'producer' | 'worker', concurrency: number, prefix: string) => Promise<CliDaemon>;
+
+/** One producer and one, then two, `--role worker` processes (concurrency 16 each) at 20 ms. */
+async function scaleOutRow(env: BenchEnvironment, writes: WriteLog, items: number, start: Starter, logLine: (line: string) => void) {
+  await env.sim.setFaults({ latencyMs: 20, jitterMs: 0 });
+  const perS: number[] = [];
+  for (const workers of [1, 2]) {
+    await env.erp.clear();
+    const prefix = `cli-scale${workers}-${Date.now()}`;
+    const daemons: CliDaemon[] = [];
+    try {
+      daemons.push(await start(`scale${workers}-producer`, 'producer', 16, prefix));
+      for (let i = 1; i <= workers; i += 1) daemons.push(await start(`scale${workers}-worker${i}`, 'worker', 16, prefix));
+      const run = await syncRun(env, writes, daemons, bodies(items));
+      perS.push(run.perS);
+      logLine(`scale-out: producer + ${workers} worker process(es), ${items} items at 20 ms: ${run.perS}/s, ${round(run.cpuMsPerItem, 3)} ms CPU per item`);
+    } finally {
+      await Promise.all(daemons.map((d) => d.stop()));
+    }
+  }
+  return { items, oneWorkerPerS: perS[0] ?? Number.NaN, twoWorkersPerS: perS[1] ?? Number.NaN, ratio: ratio(perS[1] ?? 0, perS[0] ?? 0) };
+}
+
+function summarize(
+  cells: readonly CliCell[],
+  idle: { rssMiB: number; peakRssMiB: number } | undefined,
+  scaleOut: { items: number; oneWorkerPerS: number; twoWorkersPerS: number; ratio: number } | undefined,
+): BenchResult['summary'] {
+  const goal = (c: CliCell): string => {
+    if (c.latencyMs === 20) return c.ratio >= 0.95 ? 'goal ≥ 0.95 met' : `goal ≥ 0.95 missed by ${round(0.95 - c.ratio, 3)}`;
+    if (c.latencyMs === 5) return c.ratio >= 0.5 ? 'goal ≥ 0.5 met' : `goal ≥ 0.5 missed by ${round(0.5 - c.ratio, 3)}`;
+    return 'reported (aim ≥ 0.5)';
+  };
+  const summary: BenchResult['summary'] = cells.map((c) => ({
+    measure: `storesync run updates/s, latency ${c.latencyMs} ms, concurrency ${c.concurrency} (${c.items} items)`,
+    value: `${c.daemonPerS}/s`,
+    baseline: `raw undici loop ${c.rawPerS}/s`,
+    verdict: `${c.ratio} (${goal(c)})`,
+  }));
+  for (const c of cells) {
+    const cpu = c.daemonCpuMsPerItem <= 0.5 ? 'met' : `missed (${round(c.daemonCpuMsPerItem / 0.5, 1)}×)`;
+    const redis = c.redisCommandsPerItem <= 20 ? 'met' : `missed (${round(c.redisCommandsPerItem / 20, 1)}×)`;
+    summary.push({
+      measure: `cost per synced item, latency ${c.latencyMs} ms, concurrency ${c.concurrency}`,
+      value: `${c.daemonCpuMsPerItem} ms daemon CPU, ${c.redisCommandsPerItem} Redis commands, ${c.redisCpuMsPerItem} ms Redis CPU`,
+      baseline: 'goal ≤ 0.5 ms CPU, ≤ 20 commands',
+      verdict: `CPU ${cpu}, commands ${redis}`,
+    });
+  }
+  if (idle) {
+    summary.push({ measure: 'idle storesync run RSS', value: `${idle.rssMiB} MiB`, baseline: 'goal ≤ 100 MB', verdict: idle.rssMiB * 1.048576 <= 100 ? 'met' : 'missed' });
+  }
+  const peak = Math.max(0, ...cells.map((c) => c.rssMiB));
+  if (cells.length > 0) summary.push({ measure: 'storesync run RSS after its largest run', value: `${peak} MiB`, baseline: 'goal ≤ 200 MB while syncing', verdict: peak * 1.048576 <= 200 ? 'met' : 'missed' });
+  if (scaleOut) {
+    summary.push({
+      measure: `scale-out: producer + 2 worker processes vs producer + 1, ${scaleOut.items} items, 20 ms, concurrency 16 each`,
+      value: `${scaleOut.twoWorkersPerS}/s`,
+      baseline: `one worker process ${scaleOut.oneWorkerPerS}/s`,
+      verdict: `${scaleOut.ratio}× (${scaleOut.ratio >= 1.7 ? 'goal ≥ 1.7 met' : `goal ≥ 1.7 missed by ${round(1.7 - scaleOut.ratio, 2)}`})`,
+    });
+  }
+  return summary;
+}
