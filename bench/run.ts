@@ -8,8 +8,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-import { cliBench } from './lib/cli-bench.js';
 import { Cleanup } from './lib/cleanup.js';
+import { cliBench } from './lib/cli-bench.js';
 import { coalescingBench } from './lib/coalescing.js';
 import { startEnvironment } from './lib/environment.js';
 import { latencyBench } from './lib/latency.js';

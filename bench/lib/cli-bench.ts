@@ -9,7 +9,6 @@
  * Rows of earlier cells stay in the log, so polls re-read whatever is still inside the overlap window,
  * as in a deployment. A scale-out row compares one and two `--role worker` processes beside one producer.
  */
-import { join } from 'node:path';
 
 import { type ErpRow, sku } from './bench-erp.js';
 import { type CliDaemon, startCliDaemon } from './cli-daemon.js';

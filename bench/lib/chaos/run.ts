@@ -39,6 +39,7 @@ import {
 import { chaosConfig } from './config.js';
 import { ErpDriver } from './erp-driver.js';
 import { Fleet } from './fleet.js';
+import { RecoveryWatch } from './recovery.js';
 
 const run = promisify(execFile);
 
@@ -194,12 +195,19 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   const sales = setInterval(() => saleIds.push(sim.addSale({ Status: 1, SiteId: 1 }).Id), plan.saleEveryMs);
   cleanup.defer('sales driver', () => clearInterval(sales));
 
+  // Notes the jobs active at each kill; each must be taken up again within 20 s (the daemons' crash recovery).
+  const watchRedis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
+  watchRedis.on('error', () => undefined);
+  cleanup.defer('recovery watch redis', () => watchRedis.disconnect());
+  const recovery = new RecoveryWatch(watchRedis, prefix, 20_000);
+
   // The disorder, until the end of the run.
   let nextKill = Date.now() + between(random, ...plan.killEveryMs);
   let redisRestarted = false;
   let erpStopped = false;
   while (elapsed() < plan.durationS) {
     if (Date.now() >= nextKill) {
+      await recovery.beforeKill(`kill at t+${elapsed().toFixed(1)}s`);
       const killed = await fleet.killWorker(between(random, 0, plan.workers - 1));
       if (killed) note(`SIGKILL ${killed}`);
       await sleep(between(random, 300, 1500));
@@ -262,6 +270,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
     checkSalesExportedOnce(saleIds, exported),
     checkSalesAckedOnce(saleIds, acks),
     await checkNoFailedJobs(redis, prefix),
+    await recovery.result(),
     await checkSecretsAtRest(redis, prefix, [password, adminToken, ...hashes], fleet.logFiles()),
     {
       name: `daemons: no process exited by itself (${fleet.kills} SIGKILLs given)`,

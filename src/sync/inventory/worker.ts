@@ -16,6 +16,7 @@ import type { Redis } from 'ioredis';
 
 import { formatIssue, StoreSyncError, ValidationError, type ValidationIssue } from '../../errors.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
+import { CRASH_RECOVERY, STALLED_LIMIT_REASON } from '../../queue/crash-recovery.js';
 import { willRetry } from '../../queue/job-retry.js';
 import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
 import { StoreNotFoundError, StoreRateLimitedError } from '../../store/errors.js';
@@ -60,9 +61,18 @@ export function createInventoryWorker(rt: InventoryRuntime, connection: Redis): 
       prefix: rt.config.redis.prefix,
       concurrency: rt.config.inventory.concurrency,
       limiter: UNLIMITED,
+      ...CRASH_RECOVERY,
     },
   );
   worker.on('error', (error) => rt.logger.warn({ err: error }, 'inventory worker error'));
+  worker.on('failed', (job, error) => {
+    // Stalled out (marked by a worker of another version, or with other settings): the SKU's values
+    // are still pending, so a new job sends them; the failed one stays visible.
+    if (job && error.message === STALLED_LIMIT_REASON) {
+      rt.logger.warn({ sku: job.data.sku, jobId: job.id }, 'inventory job stalled out; its SKU is queued again');
+      void enqueueSkus(rt.queue, [job.data.sku]).catch((err: unknown) => rt.logger.error({ err, sku: job.data.sku }, 'could not queue a stalled-out SKU again'));
+    }
+  });
   return worker;
 }
 

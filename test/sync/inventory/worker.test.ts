@@ -1,11 +1,14 @@
+import { Worker } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
+import { QUEUE_NAMES } from '../../../src/queue/connection.js';
+import { CRASH_RECOVERY, STALLED_LIMIT_REASON } from '../../../src/queue/crash-recovery.js';
 import { type InventoryRuntime, openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
 import { createInventoryWorker } from '../../../src/sync/inventory/worker.js';
 import { waitFor } from '../../../src/wait-for.js';
 import { createHarness, type Harness, stage, writesOf } from './harness.js';
 
-const items = ['CO-1', 'ST-1', 'CD-1', 'CD-2', 'VA-1', 'RL-1', 'RF-1', 'NF-1', 'LK-1', ...Array.from({ length: 60 }, (_, i) => `TW-${i}`)].map(
+const items = ['CO-1', 'ST-1', 'CD-1', 'CD-2', 'VA-1', 'RL-1', 'RF-1', 'NF-1', 'LK-1', 'SC-1', 'SO-1', ...Array.from({ length: 60 }, (_, i) => `TW-${i}`)].map(
   (Code) => ({ Code, Stock: 1, Price: 100 }),
 );
 
@@ -228,5 +231,44 @@ describe('inventory worker', () => {
       expect(stocks.at(-1)).toBe(43);
     }
     expect(completedBy.every((count) => count > 0)).toBe(true);
+  });
+
+  it('runs a job whose workers died three times (stalled three times) instead of failing it', async () => {
+    await stage(rt, 'SC-1', { Stock: 33 }, 1);
+    // A worker that takes the job and "dies": its lock disappears, and the stalled check moves the job back.
+    const dying = new Worker(QUEUE_NAMES.inventory, null, {
+      connection: rt.connect(),
+      prefix: h.prefix,
+      autorun: false,
+      ...CRASH_RECOVERY,
+      stalledInterval: 50,
+    });
+    for (let death = 1; death <= 3; death++) {
+      const job = await dying.getNextJob(`dead-${death}`, { block: false });
+      expect(job?.name).toBe('SC-1');
+      const stalled = new Promise((resolve) => dying.once('stalled', resolve));
+      await rt.redis.del(`${h.prefix}:${QUEUE_NAMES.inventory}:${job?.id}:lock`);
+      await dying.startStalledCheckTimer();
+      await stalled;
+    }
+    await dying.close();
+    const flow = await startWorker();
+    const done = await flow.events.next('inventory:job:done', (e) => e.sku === 'SC-1');
+    expect(done.outcome).toBe('completed');
+    expect(writesOf(h.sim, 'SC-1').map((w) => w.fields)).toEqual([{ Stock: 33 }]);
+    expect((await rt.queue.getFailed()).filter((job) => job.name === 'SC-1')).toEqual([]);
+  });
+
+  it('queues a SKU again when its job stalled out under another worker\'s limit, and sends it', async () => {
+    await stage(rt, 'SO-1', { Stock: 44 }, 1);
+    const [waiting] = (await rt.queue.getWaiting()).filter((job) => job.name === 'SO-1');
+    // What the stalled check of a worker with BullMQ's default limit leaves on a job killed twice.
+    await rt.redis.hset(`${h.prefix}:${QUEUE_NAMES.inventory}:${waiting?.id}`, 'defa', STALLED_LIMIT_REASON);
+    const flow = await startWorker();
+    const done = await flow.events.next('inventory:job:done', (e) => e.sku === 'SO-1');
+    expect(done.outcome).toBe('completed');
+    expect(writesOf(h.sim, 'SO-1').map((w) => w.fields)).toEqual([{ Stock: 44 }]);
+    const [failed] = await failedJobs('SO-1');
+    expect(failed?.failedReason).toBe(STALLED_LIMIT_REASON);
   });
 });
