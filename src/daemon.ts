@@ -36,6 +36,8 @@ export interface DaemonDeps {
   /** Defaults to a client built from `config.store`; a client passed in is not closed by the daemon. */
   store?: StoreClient;
   now?: () => number;
+  /** Names this process's workers in BullMQ (host:pid); see FlowDeps.instance. */
+  instance?: string;
   /** What control jobs run; defaults to the inventory reconcile and the sales pull. */
   controlActions?: ControlActions;
 }
@@ -87,7 +89,15 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
   monitor.track(health);
   health.once('ready', () => void checkEvictionPolicy(health, logger));
 
-  const flowDeps: FlowDeps = { config, connect, store, logger: deps.logger, metrics, ...(deps.now ? { now: deps.now } : {}) };
+  const flowDeps: FlowDeps = {
+    config,
+    connect,
+    store,
+    logger: deps.logger,
+    metrics,
+    ...(deps.now ? { now: deps.now } : {}),
+    ...(deps.instance ? { instance: deps.instance } : {}),
+  };
   const flows: Flow[] = [];
   let http: HttpServer | undefined;
   let stopCollecting: (() => void) | undefined;

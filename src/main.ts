@@ -19,6 +19,7 @@ const code = await runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   stopSignal: controller.signal,
+  pid: process.pid,
 });
 process.exitCode = code;
 // Open handles of a finished command must not keep the process alive.

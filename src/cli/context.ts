@@ -15,6 +15,8 @@ export interface CliIo {
   stderr: { write(text: string): unknown };
   /** Resolves when the process is asked to stop (SIGINT/SIGTERM); long-running commands wait on it. */
   stopSignal: AbortSignal;
+  /** This process's id (names its workers in BullMQ: `processedBy` of each job, the dashboard's worker list). */
+  pid?: number;
 }
 
 export interface CliContext {

@@ -3,6 +3,7 @@
  * (simulated store, sample ERP, daemon) to see storesync work.
  */
 import { once } from 'node:events';
+import { hostname } from 'node:os';
 
 import { type Command, CommanderError, Option } from 'commander';
 
@@ -33,7 +34,8 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
       values.check('run options');
       const config = ctx.config();
       const logger = ctx.logger();
-      const daemon = await startDaemon({ config, logger }, { role });
+      const instance = ctx.io.pid === undefined ? undefined : `${hostname()}:${ctx.io.pid}`;
+      const daemon = await startDaemon({ config, logger, ...(instance ? { instance } : {}) }, { role });
       await untilAborted(ctx.io.stopSignal);
       logger.info({ signal: String(ctx.io.stopSignal.reason ?? 'stop') }, 'stopping: finishing running jobs (a second signal exits at once)');
       await daemon.close();

@@ -19,6 +19,11 @@ import type { WorkerOptions } from 'bullmq';
 /** BullMQ's reason for a job failed after stalling more than `maxStalledCount` times. */
 export const STALLED_LIMIT_REASON = 'job stalled more than allowable limit';
 
+/** The recovery options of every sync worker, named after its process (`processedBy` of its jobs). */
+export function syncWorkerOptions(instance: string | undefined): Pick<WorkerOptions, 'lockDuration' | 'stalledInterval' | 'maxStalledCount' | 'name'> {
+  return { ...CRASH_RECOVERY, ...(instance === undefined ? {} : { name: instance }) };
+}
+
 /** Worker options of every sync worker: see the module comment for why these values. */
 export const CRASH_RECOVERY = {
   lockDuration: 10_000,

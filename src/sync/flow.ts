@@ -22,6 +22,11 @@ export interface FlowDeps {
   metrics: Metrics;
   /** The clock; tests pass a fixed one. */
   now?: () => number;
+  /**
+   * This process's name for BullMQ (host:pid): each job records the worker process that took it
+   * (`processedBy`, shown in the dashboard), so a job held by a dead process can be traced.
+   */
+  instance?: string;
 }
 
 /** A running flow. */

@@ -22,6 +22,8 @@ export interface FlowRuntime<Events extends EventMap> {
   /** The runtime's own connection (state and queues); workers open theirs with `connect`. */
   readonly redis: Redis;
   readonly connect: () => Redis;
+  /** See FlowDeps.instance. */
+  readonly instance: string | undefined;
 }
 
 /** Opens the shared part of a runtime: a Redis connection and a child logger named `component`. */
@@ -39,6 +41,7 @@ export function openFlowRuntime<Events extends EventMap>(
     events,
     redis: deps.connect(),
     connect: deps.connect,
+    instance: deps.instance,
   };
 }
 

@@ -59,6 +59,13 @@ export class Fleet {
     return this.slots.flatMap((slot) => Array.from({ length: slot.starts }, (_, i) => join(this.options.logDir, `${slot.name}.${i + 1}.log`)));
   }
 
+  /** The process id of worker `index` (modulo the count), or undefined when it is not running. */
+  workerPid(index: number): number | undefined {
+    const workers = this.slots.filter((slot) => slot.role === 'worker');
+    const child = workers[index % workers.length]?.child;
+    return child?.alive() ? child.pid : undefined;
+  }
+
   /** SIGKILLs the worker `index` (modulo the count); returns its name, or undefined when it was not running. */
   async killWorker(index: number): Promise<string | undefined> {
     const workers = this.slots.filter((slot) => slot.role === 'worker');

@@ -1,10 +1,12 @@
 /**
  * The crash-recovery check of the chaos run: a job held by a worker killed with SIGKILL is taken up
- * again within `withinMs`. Just before each kill the active jobs of the sync queues are noted with
- * their `processedOn`; `withinMs` later each must be finished, gone (completed and trimmed), started
- * again (a newer `processedOn`), or still locked by a live worker (a job of a worker that survived and
- * is merely slow; a killed worker's lock is gone long before). Anything else sat unrecovered.
+ * again within `withinMs`. Just before each kill the active jobs of the sync queues taken by the
+ * process about to die are noted (BullMQ's `processedBy`, which storesync sets to host:pid) with their
+ * `processedOn`; `withinMs` later each must be finished, gone (completed and trimmed) or started again
+ * (a newer `processedOn`). Anything else sat unrecovered.
  */
+import { hostname } from 'node:os';
+
 import type { Redis } from 'ioredis';
 
 import type { CheckResult } from './checks.js';
@@ -29,11 +31,11 @@ export class RecoveryWatch {
     private readonly queues: readonly string[] = ['inventory', 'sales'],
   ) {}
 
-  /** Call right before a kill. */
-  async beforeKill(label: string): Promise<void> {
+  /** Call right before killing the process `pid`. */
+  async beforeKill(label: string, pid: number): Promise<void> {
     let noted: Noted[];
     try {
-      noted = await this.#active();
+      noted = await this.#activeOf(`${hostname()}:${pid}`);
     } catch {
       this.#unchecked += 1;
       return;
@@ -57,7 +59,7 @@ export class RecoveryWatch {
     await Promise.all(this.#checks);
     const late = this.#late;
     return {
-      name: `recovery: every job active at a SIGKILL was taken up again within ${this.withinMs / 1000} s (${this.#jobs} jobs at ${this.#checks.length} kills)`,
+      name: `recovery: every job a SIGKILLed worker held was taken up again within ${this.withinMs / 1000} s (${this.#jobs} jobs at ${this.#checks.length} kills)`,
       ok: late.length === 0,
       detail:
         (late.length === 0 ? 'all taken up' : `${late.slice(0, 5).join('; ')}${late.length > 5 ? ` … (${late.length} in all)` : ''}`) +
@@ -65,11 +67,14 @@ export class RecoveryWatch {
     };
   }
 
-  async #active(): Promise<Noted[]> {
+  async #activeOf(instance: string): Promise<Noted[]> {
     const noted: Noted[] = [];
     for (const queue of this.queues) {
       const ids = await this.redis.lrange(`${this.prefix}:${queue}:active`, 0, -1);
-      for (const id of ids) noted.push({ queue, id, processedOn: await this.redis.hget(`${this.prefix}:${queue}:${id}`, 'processedOn') });
+      for (const id of ids) {
+        const [processedOn, processedBy] = await this.redis.hmget(`${this.prefix}:${queue}:${id}`, 'processedOn', 'pb');
+        if (processedBy === instance) noted.push({ queue, id, processedOn: processedOn ?? null });
+      }
     }
     return noted;
   }
@@ -77,7 +82,6 @@ export class RecoveryWatch {
   async #recovered(job: Noted): Promise<boolean> {
     const key = `${this.prefix}:${job.queue}:${job.id}`;
     const [processedOn, finishedOn] = await this.redis.hmget(key, 'processedOn', 'finishedOn');
-    if (finishedOn !== null || processedOn === null || processedOn !== job.processedOn) return true;
-    return (await this.redis.exists(`${key}:lock`)) === 1;
+    return finishedOn !== null || processedOn === null || processedOn !== job.processedOn;
   }
 }

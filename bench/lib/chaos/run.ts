@@ -207,8 +207,10 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   let erpStopped = false;
   while (elapsed() < plan.durationS) {
     if (Date.now() >= nextKill) {
-      await recovery.beforeKill(`kill at t+${elapsed().toFixed(1)}s`);
-      const killed = await fleet.killWorker(between(random, 0, plan.workers - 1));
+      const victim = between(random, 0, plan.workers - 1);
+      const pid = fleet.workerPid(victim);
+      if (pid !== undefined) await recovery.beforeKill(`kill at t+${elapsed().toFixed(1)}s`, pid);
+      const killed = await fleet.killWorker(victim);
       if (killed) note(`SIGKILL ${killed}`);
       await sleep(between(random, 300, 1500));
       const restarted = fleet.restartDead();

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 
 import { ValidationError } from '../../errors.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
-import { CRASH_RECOVERY } from '../../queue/crash-recovery.js';
+import { syncWorkerOptions } from '../../queue/crash-recovery.js';
 import { willRetry } from '../../queue/job-retry.js';
 import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
 import { toJobError } from '../job-errors.js';
@@ -52,7 +52,7 @@ export function startFulfillmentWorker(rt: FulfillmentRuntime, connection: Redis
     connection,
     prefix: rt.config.redis.prefix,
     concurrency: rt.config.fulfillment.concurrency,
-    ...CRASH_RECOVERY,
+    ...syncWorkerOptions(rt.instance),
   });
   worker.on('error', (error) => rt.logger.error({ err: error.message }, 'fulfillment worker error'));
   return worker;

@@ -16,7 +16,7 @@ import type { Redis } from 'ioredis';
 
 import { formatIssue, StoreSyncError, ValidationError, type ValidationIssue } from '../../errors.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
-import { CRASH_RECOVERY, STALLED_LIMIT_REASON } from '../../queue/crash-recovery.js';
+import { STALLED_LIMIT_REASON, syncWorkerOptions } from '../../queue/crash-recovery.js';
 import { willRetry } from '../../queue/job-retry.js';
 import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
 import { StoreNotFoundError, StoreRateLimitedError } from '../../store/errors.js';
@@ -61,7 +61,7 @@ export function createInventoryWorker(rt: InventoryRuntime, connection: Redis): 
       prefix: rt.config.redis.prefix,
       concurrency: rt.config.inventory.concurrency,
       limiter: UNLIMITED,
-      ...CRASH_RECOVERY,
+      ...syncWorkerOptions(rt.instance),
     },
   );
   worker.on('error', (error) => rt.logger.warn({ err: error }, 'inventory worker error'));

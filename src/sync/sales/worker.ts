@@ -7,7 +7,7 @@ import { type Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 import { QUEUE_NAMES } from '../../queue/connection.js';
-import { CRASH_RECOVERY } from '../../queue/crash-recovery.js';
+import { syncWorkerOptions } from '../../queue/crash-recovery.js';
 import { willRetry } from '../../queue/job-retry.js';
 import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
 import { toJobError } from '../job-errors.js';
@@ -42,7 +42,7 @@ export function startSalesWorker(rt: SalesRuntime, connection: Redis): Worker<Sa
   const worker = new Worker<SalesJobData, SaleOutcome>(
     QUEUE_NAMES.sales,
     (job, token, signal) => processSalesJob(rt, job, token, signal),
-    { connection, prefix: rt.config.redis.prefix, concurrency: rt.config.sales.concurrency, ...CRASH_RECOVERY },
+    { connection, prefix: rt.config.redis.prefix, concurrency: rt.config.sales.concurrency, ...syncWorkerOptions(rt.instance) },
   );
   // Without a listener an error event would crash the process; Redis outages are retried by ioredis.
   worker.on('error', (error) => rt.logger.error({ err: error.message }, 'sales worker error'));
