@@ -13,12 +13,12 @@ import { cliBench } from './lib/cli-bench.js';
 import { coalescingBench } from './lib/coalescing.js';
 import { startEnvironment } from './lib/environment.js';
 import { latencyBench } from './lib/latency.js';
-import { reconcileBench } from './lib/reconcile-bench.js';
+import { largeReconcileBench, reconcileBench } from './lib/reconcile-bench.js';
 import { type BenchResult, runInfo, updateReadme, writeResult } from './lib/results.js';
 import { stockoutBench } from './lib/stockout.js';
 import { throughputBench } from './lib/throughput.js';
 
-const BENCHES = ['cli', 'throughput', 'reconcile', 'coalescing', 'latency', 'stockout'] as const;
+const BENCHES = ['cli', 'throughput', 'reconcile', 'coalescing', 'latency', 'stockout', 'reconcile-large'] as const;
 type BenchName = (typeof BENCHES)[number];
 
 const { values } = parseArgs({
@@ -105,6 +105,7 @@ try {
   if (only.includes('coalescing')) record(await coalescingBench(env, quick ? { skus: 1000, updatesPerSku: 10 } : { skus: 10_000, updatesPerSku: 10 }, log));
   if (only.includes('latency')) record(await latencyBench(env, quick ? { perSecond: 50, seconds: 5 } : { perSecond: 200, seconds: 30 }, log));
   if (only.includes('stockout')) record(await stockoutBench(env, quick ? { backlog: 2000, stockouts: 10, idleStockouts: 5 } : { backlog: 10_000, stockouts: 40, idleStockouts: 20 }, log));
+  if (only.includes('reconcile-large')) record(await largeReconcileBench(env, { skus: quick ? 200_000 : 1_000_000, differentShare: 0.001 }, log));
   if (!quick) updateReadme(join(benchDir, 'README.md'), resultsDir, BENCHES);
 } catch (error) {
   failed = true;

@@ -14,7 +14,7 @@ import { registerSecret } from '../secrets.js';
 import { StoreAuthError } from './errors.js';
 import type { StoreMetrics } from './metrics.js';
 import { authResultSchema } from './schemas/index.js';
-import { type CallOptions, readAs, type StoreApi, type StoreEvents, type StoreRequest, type Transport } from './transport.js';
+import { type CallOptions, type ElementVisitor, readAs, type StoreApi, type StoreEvents, type StoreRequest, type Transport } from './transport.js';
 
 const AUTH_ENDPOINT = '/Api/Auth/';
 
@@ -67,15 +67,24 @@ export class AuthSession implements StoreApi {
 
   /** Sends `request` with the hash; on a 401, renews the hash once and repeats it. */
   async request(request: StoreRequest, options?: CallOptions): Promise<unknown> {
+    return this.#authenticated(request, (signed) => this.#transport.request(signed, options));
+  }
+
+  /** `streamArray` with the hash, renewed like `request` on a 401 (which comes before any element). */
+  async streamArray(request: StoreRequest, visit: ElementVisitor, options?: CallOptions): Promise<unknown> {
+    return this.#authenticated(request, (signed) => this.#transport.streamArray(signed, visit, options));
+  }
+
+  async #authenticated<T>(request: StoreRequest, send: (signed: StoreRequest) => Promise<T>): Promise<T> {
     const hash = await this.hash();
     try {
-      return await this.#transport.request(withHash(request, hash), options);
+      return await send(withHash(request, hash));
     } catch (error) {
       if (!isUnauthorized(error)) throw error;
       this.logger.info({ endpoint: request.endpoint, method: request.method }, 'store refused the hash; re-authenticating');
       const fresh = await this.#renew(hash);
       try {
-        return await this.#transport.request(withHash(request, fresh), options);
+        return await send(withHash(request, fresh));
       } catch (retryError) {
         if (!isUnauthorized(retryError)) throw retryError;
         throw new StoreAuthError('hash refused again right after re-authentication', {

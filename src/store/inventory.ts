@@ -63,12 +63,20 @@ export class InventoryApi {
   }
 
   /**
-   * Reads items like `get` but hands them to `visit` one by one, dropping each raw item once read, so a
-   * caller that keeps only a few fields (the reconcile, over 100,000 items) never holds two full copies.
+   * Reads items like `get` but hands them to `visit` one by one as the body streams in: neither the
+   * body's text nor the whole parsed array is ever held, so a caller that keeps only a few fields (the
+   * reconcile, over 100,000 items) needs memory for what it keeps only.
    */
   async each(query: InventoryQuery, visit: (item: InventoryItem) => void, options: InventoryGetOptions = {}): Promise<void> {
     const endpoint = ENDPOINTS[options.form ?? 'get'];
-    const body = await this.#api.request(
+    const label = `GET ${endpoint}`;
+    // Each element is read as it arrives: one that does not fit is handed to `options.onReject` and left out.
+    const readOne = (element: unknown): void => {
+      const read = parseInventoryRecord(element, label);
+      if (read.ok) visit(read.record);
+      else reportReject(this.#api, read.reject, options);
+    };
+    const body = await this.#api.streamArray(
       {
         method: 'GET',
         endpoint,
@@ -79,17 +87,11 @@ export class InventoryApi {
           includePreferences: query.includePreferences,
         },
       },
+      readOne,
       options,
     );
-    if (body === null) return;
-    const label = `GET ${endpoint}`;
-    const raw = Array.isArray(body) ? body : readAs(rawListSchema, body, 'GET', endpoint);
-    for (let index = 0; index < raw.length; index++) {
-      const read = parseInventoryRecord(raw[index], label);
-      raw[index] = undefined;
-      if (read.ok) visit(read.record);
-      else reportReject(this.#api, read.reject, options);
-    }
+    if (body === null || body === undefined) return;
+    for (const element of readAs(rawListSchema, body, 'GET', endpoint)) readOne(element);
   }
 
   /**

@@ -7,7 +7,8 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import { Pool } from 'undici';
+import { JSONParser } from '@streamparser/json';
+import { type Dispatcher, Pool } from 'undici';
 import type { z } from 'zod';
 
 import type { StoreConfig } from '../config/schema.js';
@@ -64,9 +65,18 @@ export type StoreEvents = {
   'store:auth': { outcome: 'success' | 'failure'; durationMs: number };
 };
 
+/** Called with each element of a JSON array body as soon as it is parsed (`index` from 0). */
+export type ElementVisitor = (element: unknown, index: number) => void;
+
 /** What a resource module needs: an authenticated request and the store's settings. */
 export interface StoreApi {
   request(request: StoreRequest, options?: CallOptions): Promise<unknown>;
+  /**
+   * Like `request`, but a JSON array body is parsed as it arrives and handed over element by element
+   * (never held whole, as text or parsed); returns undefined then, and any other body as `request`
+   * would. Retried only until the first element was handed over.
+   */
+  streamArray(request: StoreRequest, visit: ElementVisitor, options?: CallOptions): Promise<unknown>;
   readonly config: StoreConfig;
   readonly logger: Logger;
   /** Where the resource modules record what they count (paging stopped early); none: not recorded. */
@@ -198,12 +208,43 @@ export class Transport {
 
   /** Sends `request`, retrying temporary failures, and returns the parsed JSON body. */
   async request(request: StoreRequest, options: CallOptions = {}): Promise<unknown> {
+    return this.#retrying(request, options, (attempt) =>
+      this.#exchange(request, attempt, async (endpoint, response) =>
+        this.#interpret(request.method, endpoint, response.statusCode, response.headers['retry-after'], await response.body.text(), attempt),
+      ),
+    );
+  }
+
+  /** See `StoreApi.streamArray`. */
+  async streamArray(request: StoreRequest, visit: ElementVisitor, options: CallOptions = {}): Promise<unknown> {
+    let visited = false;
+    const counting: ElementVisitor = (element, index) => {
+      visited = true;
+      visit(element, index);
+    };
+    return this.#retrying(
+      request,
+      options,
+      (attempt) =>
+        this.#exchange(request, attempt, async (endpoint, response) => {
+          if (response.statusCode < 200 || response.statusCode >= 300) {
+            return this.#interpret(request.method, endpoint, response.statusCode, response.headers['retry-after'], await response.body.text(), attempt);
+          }
+          const other = await parseArrayBody(response.body, counting, endpoint);
+          return other === undefined ? undefined : this.#interpret(request.method, endpoint, response.statusCode, undefined, other, attempt);
+        }),
+      // Elements already handed over cannot be taken back: a failure past them is not repeated.
+      () => !visited,
+    );
+  }
+
+  async #retrying<T>(request: StoreRequest, options: CallOptions, once: (attempt: number) => Promise<T>, repeatable: () => boolean = () => true): Promise<T> {
     const attempts = Math.max(1, Math.floor(options.attempts ?? this.#config.retry.attempts));
     for (let attempt = 1; ; attempt += 1) {
       try {
-        return await this.#exchange(request, attempt);
+        return await once(attempt);
       } catch (error) {
-        if (attempt >= attempts || !isRetryable(error, request.method)) throw error;
+        if (attempt >= attempts || !isRetryable(error, request.method) || !repeatable()) throw error;
         const { baseDelayMs, maxDelayMs } = this.#config.retry;
         const wait =
           error instanceof StoreRateLimitedError ? error.retryAfterMs : backoffMs(attempt, baseDelayMs, maxDelayMs);
@@ -238,7 +279,11 @@ export class Transport {
     return `${this.#basePath}${path}${search ? `?${search}` : ''}`;
   }
 
-  async #exchange(request: StoreRequest, attempt: number): Promise<unknown> {
+  async #exchange<T>(
+    request: StoreRequest,
+    attempt: number,
+    read: (endpoint: string, response: Dispatcher.ResponseData) => Promise<T>,
+  ): Promise<T> {
     const endpoint = `${request.method} ${request.endpoint}`;
     // Built before the try: a missing path parameter is a bug to surface, not a network error to retry.
     const path = this.#path(request);
@@ -257,8 +302,7 @@ export class Transport {
         signal: AbortSignal.timeout(this.#config.requestTimeoutMs),
       });
       status = response.statusCode;
-      const text = await response.body.text();
-      return this.#interpret(request.method, endpoint, response.statusCode, response.headers['retry-after'], text, attempt);
+      return await read(endpoint, response);
     } catch (error) {
       throw this.#asStoreError(error, endpoint);
     } finally {
@@ -335,4 +379,54 @@ export class Transport {
     }
     return new StoreNetworkError(`request failed (${code ?? (name || 'network error')})`, { endpoint, cause: error });
   }
+}
+
+/**
+ * Reads a 2xx body: a JSON array is parsed as it streams in and each element handed to `visit` (the
+ * parser keeps none of them); any other body is returned as text (small: an object, a message) for
+ * the usual reading. Malformed JSON is a StoreBadResponseError; an error of `visit` passes through.
+ */
+async function parseArrayBody(body: AsyncIterable<Uint8Array>, visit: ElementVisitor, endpoint: string): Promise<string | undefined> {
+  let parser: JSONParser | undefined;
+  let other: Uint8Array[] | undefined;
+  const pending: Uint8Array[] = [];
+  let index = 0;
+  let visitError: unknown;
+  const write = (chunk: Uint8Array): void => {
+    try {
+      parser?.write(chunk);
+    } catch (error) {
+      if (error === visitError) throw error;
+      throw new StoreBadResponseError(`response is not JSON (${error instanceof Error ? error.message : String(error)})`, { endpoint });
+    }
+  };
+  for await (const chunk of body) {
+    if (parser) write(chunk);
+    else if (other) other.push(chunk);
+    else {
+      pending.push(chunk);
+      const first = chunk.find((byte) => byte !== 0x20 && byte !== 0x0a && byte !== 0x0d && byte !== 0x09);
+      if (first === undefined) continue;
+      if (first !== 0x5b /* [ */) {
+        other = pending;
+        continue;
+      }
+      parser = new JSONParser({ paths: ['$.*'], keepStack: false });
+      parser.onValue = ({ value }) => {
+        try {
+          visit(value, index++);
+        } catch (error) {
+          visitError = error;
+          throw error;
+        }
+      };
+      for (const early of pending.splice(0)) write(early);
+    }
+  }
+  if (parser) {
+    // The parser ends by itself with the array's closing bracket; a body that stops before is cut short.
+    if (!parser.isEnded) throw new StoreBadResponseError('response is not JSON (the array is cut short)', { endpoint });
+    return undefined;
+  }
+  return Buffer.concat(other ?? pending).toString('utf8');
 }

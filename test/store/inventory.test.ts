@@ -2,10 +2,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { ValidationError } from '../../src/errors.js';
 import { Metrics } from '../../src/metrics.js';
-import { StoreConflictError, StoreNotFoundError, StoreRejectedError, StoreTimeoutError } from '../../src/store/errors.js';
+import { StoreBadResponseError, StoreConflictError, StoreNotFoundError, StoreRejectedError, StoreTimeoutError } from '../../src/store/errors.js';
 import type { RecordReject } from '../../src/store/records.js';
 import { READ_RULES } from '../../src/store/schemas/fields.js';
 import type { InventoryItem } from '../../src/store/schemas/index.js';
+import { type FakeAnswer, startFakeRemote } from './fake-remote.js';
 import { type StoreFixture, storeFixture } from './setup.js';
 
 let fixture: StoreFixture;
@@ -69,6 +70,53 @@ describe('inventory.get against a store that varies', () => {
     expect(rejects).toEqual([
       expect.objectContaining({ resource: 'inventory', id: 'SKU-000007', field: 'Price', value: 'consultar', rule: READ_RULES.number }),
     ]);
+  });
+});
+
+describe('inventory.each (the body read as a stream)', () => {
+  /** A client of a fake store answering the inventory GET with `answer`. */
+  async function answering(answer: FakeAnswer) {
+    const fake = await startFakeRemote((request) => (request.path === '/Api/Inventory/Get' ? answer : undefined));
+    const client = fixture.newClient({ store: { baseUrl: fake.url, retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 } } });
+    return { client, close: () => fake.close() };
+  }
+  const item = (n: number) => ({ InternalId: n, Code: `S-${n}`, Stock: n, Price: n + 0.5, Name: `Ñandú "${n}" \\ €` });
+
+  it('hands over every element of a large array as JSON.parse reads it', async () => {
+    const items = Array.from({ length: 5000 }, (_, i) => item(i + 1));
+    const { client, close } = await answering({ body: `  ${JSON.stringify(items)}\n` });
+    const seen: unknown[] = [];
+    await client.inventory.each({}, (visited) => void seen.push(visited));
+    await close();
+    expect(seen).toEqual(JSON.parse(JSON.stringify(items)));
+  });
+
+  it('reads a single item answered where a list was expected as a list of one', async () => {
+    const { client, close } = await answering({ body: item(7) });
+    const items = await client.inventory.get({ code: 'S-7' });
+    await close();
+    expect(items.map((i) => i.Code)).toEqual(['S-7']);
+  });
+
+  it('throws StoreRejectedError for {Success:false} and StoreBadResponseError for a truncated array', async () => {
+    const rejected = await answering({ body: { Success: false, Message: 'no access' } });
+    await expect(rejected.client.inventory.get()).rejects.toBeInstanceOf(StoreRejectedError);
+    await rejected.close();
+    const truncated = await answering({ body: `[${JSON.stringify(item(1))},{"Code":"S-2","Sto` });
+    const error = await truncated.client.inventory.get().catch((e: unknown) => e);
+    await truncated.close();
+    expect(error).toBeInstanceOf(StoreBadResponseError);
+    expect((error as Error).message).toContain('response is not JSON');
+  });
+
+  it('sets aside an element of the wrong shape as it arrives and goes on with the next ones', async () => {
+    const { client, close } = await answering({ body: [item(1), { ...item(2), Stock: 'many' }, item(3)] });
+    const seen: string[] = [];
+    const rejects: RecordReject[] = [];
+    await client.inventory.each({}, (visited) => void seen.push(visited.Code), { onReject: (reject) => void rejects.push(reject) });
+    await close();
+    expect(seen).toEqual(['S-1', 'S-3']);
+    expect(rejects).toEqual([expect.objectContaining({ resource: 'inventory', id: 'S-2', field: 'Stock', value: 'many' })]);
   });
 });
 
