@@ -8,6 +8,8 @@ import type { Cursor } from './types.js';
 /** An ISO 8601 timestamp with a zone; zone-less text is not a timestamp (its meaning would depend on TZ). */
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
 const INTEGER = /^-?\d{1,16}$/;
+/** A timestamp as `toCursor` stores it (`Date.toISOString`, years 0000–9999). */
+const NORMALISED = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /**
  * Turns a raw cursor column value into a Cursor: Date → ISO UTC string, integer text (pg bigint,
@@ -46,6 +48,8 @@ function rank(cursor: Cursor): number {
  * Cursors of different kinds should not meet; if they do, the order is null < number < timestamp < text.
  */
 export function compareCursors(a: Cursor, b: Cursor): number {
+  // Normalised timestamps (toISOString: fixed width, UTC) order as text; polls compare thousands per batch.
+  if (typeof a === 'string' && typeof b === 'string' && NORMALISED.test(a) && NORMALISED.test(b)) return a < b ? -1 : a > b ? 1 : 0;
   const left = typeof a === 'string' ? toCursor(a) : a;
   const right = typeof b === 'string' ? toCursor(b) : b;
   const byRank = rank(left) - rank(right);

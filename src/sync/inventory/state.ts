@@ -58,13 +58,14 @@ return class
 `;
 
 /**
- * ARGV in groups of five: mode, field, raw pending JSON, version, acked value JSON ('' = leave).
+ * ARGV[1]: the owner whose lock (KEYS[4]) is released afterwards, '' to leave the lock alone; then
+ * groups of five: mode, field, raw pending JSON, version, acked value JSON ('' = leave).
  * mode 'applied' raises the applied version (never lowers it) and records the acked value; every mode
  * then removes the pending entry only if it is still the one that was handled. Mode 'stamp' only
  * writes the acked hash (`@at`: when the store last acknowledged a write).
  */
 const SETTLE = `
-for i = 1, #ARGV, 5 do
+for i = 2, #ARGV, 5 do
   local mode, field, raw, version, value = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   if mode == 'stamp' then
     redis.call('HSET', KEYS[3], field, value)
@@ -81,7 +82,25 @@ for i = 1, #ARGV, 5 do
     redis.call('HDEL', KEYS[1], field)
   end
 end
+if ARGV[1] ~= '' and redis.call('GET', KEYS[4]) == ARGV[1] then
+  redis.call('DEL', KEYS[4])
+end
 return 1
+`;
+
+/**
+ * The lock script (KEYS[4], owner ARGV[1], ttl ARGV[2]) followed, when taken, by the SKU's pending,
+ * applied, acked, ERP and reservation hashes (KEYS 1–3, 5, 6): a job's first round trip. Returns 0
+ * when another owner holds the lock.
+ */
+const LOCK_AND_READ = `
+local current = redis.call('GET', KEYS[4])
+if current ~= false and current ~= ARGV[1] then
+  return 0
+end
+redis.call('SET', KEYS[4], ARGV[1], 'PX', ARGV[2])
+return { redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[3]),
+  redis.call('HGETALL', KEYS[5]), redis.call('HGETALL', KEYS[6]) }
 `;
 
 /** Takes the lock when it is free or already ours (re-entry after a crash, and renewal), for ARGV[2] ms. */
@@ -96,7 +115,8 @@ return 0
 
 interface ScriptCommands {
   invMerge(pendingKey: string, erpKey: string, ...fieldAndJson: string[]): Promise<number>;
-  invSettle(pendingKey: string, appliedKey: string, ackedKey: string, ...args: string[]): Promise<number>;
+  invSettle(pendingKey: string, appliedKey: string, ackedKey: string, lockKey: string, ...args: string[]): Promise<number>;
+  invLockAndRead(...keysThenOwnerAndTtl: Array<string | number>): Promise<0 | [string[], string[], string[], string[], string[]]>;
   invLock(lockKey: string, owner: string, ttlMs: number): Promise<number>;
   invUnlock(lockKey: string, owner: string): Promise<number>;
 }
@@ -141,7 +161,8 @@ export class InventoryState {
     this.#prefix = prefix;
     this.cursors = new SourceCursors(redis, prefix, 'inv');
     redis.defineCommand('invMerge', { numberOfKeys: 2, lua: MERGE });
-    redis.defineCommand('invSettle', { numberOfKeys: 3, lua: SETTLE });
+    redis.defineCommand('invSettle', { numberOfKeys: 4, lua: SETTLE });
+    redis.defineCommand('invLockAndRead', { numberOfKeys: 6, lua: LOCK_AND_READ });
     redis.defineCommand('invLock', { numberOfKeys: 1, lua: LOCK });
     // Deletes the lock only if this owner still holds it (an expired lock may belong to another worker now).
     redis.defineCommand('invUnlock', { numberOfKeys: 1, lua: RELEASE_IF_OWNER });
@@ -181,18 +202,36 @@ export class InventoryState {
         .hgetall(this.#key('res', sku)),
     );
     const [pending, applied, acked, erp, reservations] = results as Array<Record<string, string>>;
-    return {
-      pending: new Map(Object.entries(pending ?? {}).map(([field, raw]) => [field, { raw, entry: JSON.parse(raw) as PendingEntry }])),
-      applied: new Map(Object.entries(applied ?? {}).map(([field, version]) => [field, Number(version)])),
-      acked: new Map(Object.entries(acked ?? {}).map(([field, value]) => [field, JSON.parse(value) as unknown])),
-      erp: new Map(Object.entries(erp ?? {}).map(([field, raw]) => [field, JSON.parse(raw) as PendingEntry])),
-      reservations: reservations ?? {},
-    };
+    return skuState(pending ?? {}, applied ?? {}, acked ?? {}, erp ?? {}, reservations ?? {});
   }
 
-  /** Applies the settlements of one SKU atomically; `ackedAt` records when the store acknowledged a write. */
-  async settle(sku: string, settlements: readonly Settlement[], ackedAt?: number): Promise<void> {
-    if (settlements.length === 0) return;
+  /**
+   * Takes the SKU's write lock (see `lock`) and reads its state (as `read`) in the same round trip;
+   * undefined when another owner holds the lock.
+   */
+  async lockAndRead(sku: string, owner: string, ttlMs: number): Promise<SkuState | undefined> {
+    const result = await (this.#redis as unknown as ScriptCommands).invLockAndRead(
+      this.#key('pending', sku),
+      this.#key('applied', sku),
+      this.#key('acked', sku),
+      this.#key('lock', sku),
+      this.#key('erp', sku),
+      this.#key('res', sku),
+      owner,
+      ttlMs,
+    );
+    if (result === 0) return undefined;
+    const [pending, applied, acked, erp, reservations] = result.map(hashOf);
+    return skuState(pending ?? {}, applied ?? {}, acked ?? {}, erp ?? {}, reservations ?? {});
+  }
+
+  /**
+   * Applies the settlements of one SKU atomically; `ackedAt` records when the store acknowledged a
+   * write; with `unlockOwner`, then releases the SKU's write lock if that owner still holds it (a job's
+   * last round trip).
+   */
+  async settle(sku: string, settlements: readonly Settlement[], ackedAt?: number, unlockOwner?: string): Promise<void> {
+    if (settlements.length === 0 && ackedAt === undefined && unlockOwner === undefined) return;
     const args = settlements.flatMap((s) => [
       s.mode,
       s.field,
@@ -201,7 +240,14 @@ export class InventoryState {
       s.mode === 'applied' && s.ackValue !== undefined ? JSON.stringify(s.ackValue) : '',
     ]);
     if (ackedAt !== undefined) args.push('stamp', ACKED_AT_FIELD, '', '0', JSON.stringify(ackedAt));
-    await (this.#redis as unknown as ScriptCommands).invSettle(this.#key('pending', sku), this.#key('applied', sku), this.#key('acked', sku), ...args);
+    await (this.#redis as unknown as ScriptCommands).invSettle(
+      this.#key('pending', sku),
+      this.#key('applied', sku),
+      this.#key('acked', sku),
+      this.#key('lock', sku),
+      unlockOwner ?? '',
+      ...args,
+    );
   }
 
   /**
@@ -232,6 +278,30 @@ export class InventoryState {
     });
     return out;
   }
+}
+
+/** A SKU's state from its hashes as HGETALL gives them. */
+function skuState(
+  pending: Record<string, string>,
+  applied: Record<string, string>,
+  acked: Record<string, string>,
+  erp: Record<string, string>,
+  reservations: Record<string, string>,
+): SkuState {
+  return {
+    pending: new Map(Object.entries(pending).map(([field, raw]) => [field, { raw, entry: JSON.parse(raw) as PendingEntry }])),
+    applied: new Map(Object.entries(applied).map(([field, version]) => [field, Number(version)])),
+    acked: new Map(Object.entries(acked).map(([field, value]) => [field, JSON.parse(value) as unknown])),
+    erp: new Map(Object.entries(erp).map(([field, raw]) => [field, JSON.parse(raw) as PendingEntry])),
+    reservations,
+  };
+}
+
+/** HGETALL's flat reply as a Lua script returns it → a record of field → value. */
+function hashOf(flat: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) out[flat[i] as string] = flat[i + 1] as string;
+  return out;
 }
 
 /** Runs a pipeline or transaction and throws the first command error instead of returning it. */

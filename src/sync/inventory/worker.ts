@@ -26,7 +26,7 @@ import { enqueueSkus } from './enqueue.js';
 import { isStockInput, planStock } from './published-stock.js';
 import type { Reservation } from './reservations.js';
 import type { InventoryRuntime } from './runtime.js';
-import type { PendingRead, Settlement } from './state.js';
+import type { PendingRead, Settlement, SkuState } from './state.js';
 import type { InventoryJobData, JobOutcome } from './types.js';
 
 /** What a job returns (shown in the dashboard). */
@@ -86,30 +86,52 @@ async function processInventoryJob(rt: InventoryRuntime, job: Job<InventoryJobDa
     rt.events.emit('inventory:job:done', { sku, outcome, fields, ...(reason === undefined ? {} : { reason }) });
   };
   const owner = String(job.id);
-  if (!(await rt.state.lock(sku, owner, LOCK_TTL_MS))) {
+  // One round trip takes the lock and reads the state; one settles what was handled and unlocks.
+  const state = await rt.state.lockAndRead(sku, owner, LOCK_TTL_MS);
+  if (!state) {
     // Not an attempt: the job comes back after a short delay, once the other write is done.
     await job.moveToDelayed(rt.now() + rt.config.inventory.backoffMs, token);
     done('deferred', []);
     throw new DelayedError();
   }
   const renew = setInterval(() => void rt.state.lock(sku, owner, LOCK_TTL_MS).catch(() => undefined), LOCK_TTL_MS / 3);
+  const handled: Handled = { settlements: [] };
+  let outcome: Parameters<typeof done> | undefined;
   try {
-    return await writeSku(rt, job, done);
+    return await writeSku(rt, job, state, handled, (...args) => (outcome = args));
   } finally {
     clearInterval(renew);
-    await rt.state.unlock(sku, owner);
+    try {
+      await rt.state.settle(sku, handled.settlements, handled.ackedAt, owner);
+    } finally {
+      // Told once the state is settled: whoever listens sees what the job left in Redis.
+      if (outcome) done(...outcome);
+    }
   }
 }
 
-/** Plans, validates and sends the pending fields of the job's SKU. */
+/** What a job handled, settled (and its lock released) in one round trip when it ends. */
+interface Handled {
+  settlements: Settlement[];
+  /** When the store acknowledged the job's write, if it did. */
+  ackedAt?: number;
+}
+
+/**
+ * Plans, validates and sends the pending fields of the job's SKU; what it handled goes into `handled`
+ * (applied once the caller settles it: a failed PUT leaves it pending, so the next attempt plans it
+ * again the same way).
+ */
 async function writeSku(
   rt: InventoryRuntime,
   job: Job<InventoryJobData>,
+  state: SkuState,
+  handled: Handled,
   done: (outcome: JobOutcome, fields: string[], reason?: string) => void,
 ): Promise<InventoryJobResult> {
   const { sku } = job.data;
-  const { send, settled, onApplied, passed } = await plan(rt, job.data);
-  await rt.state.settle(sku, settled);
+  const { send, settled, onApplied, passed } = plan(rt, state, job.data);
+  handled.settlements.push(...settled);
   // Booked reservations the ERP figure has passed apply to no figure from now on.
   await rt.reservations.prune(sku, passed);
   if (send.size === 0) {
@@ -124,13 +146,15 @@ async function writeSku(
     const issues = validateInventoryUpdate(item, `SKU ${sku}`);
     if (issues.length > 0) throw new ValidationError(issues);
     const created = await write(rt, item);
-    await rt.state.settle(sku, [...[...send].map(([field, read]): Settlement => ({ mode: 'applied', field, read, ackValue: read.entry.value })), ...onApplied], rt.now());
+    for (const [field, read] of send) handled.settlements.push({ mode: 'applied', field, read, ackValue: read.entry.value });
+    handled.settlements.push(...onApplied);
+    handled.ackedAt = rt.now();
     observeLag(rt, send);
     done('completed', fields);
     return { outcome: created ? 'created' : 'completed', fields };
   } catch (error) {
     if (error instanceof ValidationError) {
-      const reason = await reject(rt, sku, send, error.issues);
+      const reason = await reject(rt, sku, send, error.issues, handled.settlements);
       done('rejected', fields, reason);
       throw new UnrecoverableError(reason);
     }
@@ -169,8 +193,7 @@ interface Plan {
  * Sorts the pending fields of a SKU into what to send and what to settle without sending. The stock is
  * planned apart (`planStock`): the store gets the published figure, recomputed on every job.
  */
-async function plan(rt: InventoryRuntime, data: InventoryJobData): Promise<Plan> {
-  const state = await rt.state.read(data.sku);
+function plan(rt: InventoryRuntime, state: SkuState, data: InventoryJobData): Plan {
   const stock = planStock(state, data.force === true, rt.config.inventory.safetyStock);
   const send = new Map<string, PendingRead>();
   const settled: Settlement[] = [...stock.settled];
@@ -205,14 +228,20 @@ async function write(rt: InventoryRuntime, item: InventoryUpdateInput): Promise<
 }
 
 /**
- * A value the store would refuse: its field leaves the pending state (it would fail again), and the
- * other fields, if any, get a follow-up job (it starts when this one has failed).
+ * A value the store would refuse: its field leaves the pending state (it would fail again; added to
+ * `settlements`), and the other fields, if any, get a follow-up job (it starts when this one has failed).
  */
-async function reject(rt: InventoryRuntime, sku: string, send: Map<string, PendingRead>, issues: readonly ValidationIssue[]): Promise<string> {
+async function reject(
+  rt: InventoryRuntime,
+  sku: string,
+  send: Map<string, PendingRead>,
+  issues: readonly ValidationIssue[],
+  settlements: Settlement[],
+): Promise<string> {
   const broken = new Set(issues.map((issue) => topField(issue.field)));
   const all = broken.has('Code') || broken.has('(body)') || [...broken].some((field) => !send.has(field));
   const dropped = [...send].filter(([field]) => all || broken.has(field));
-  await rt.state.settle(sku, dropped.map(([field, read]) => ({ mode: 'drop', field, read })));
+  for (const [field, read] of dropped) settlements.push({ mode: 'drop', field, read });
   if (dropped.length < send.size) await enqueueSkus(rt.queue, [sku]);
   const reason = issues.map(formatIssue).join('; ');
   for (const issue of issues) {

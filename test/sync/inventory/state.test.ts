@@ -127,6 +127,21 @@ describe('InventoryState locks', () => {
   });
 });
 
+describe('InventoryState.lockAndRead and settle with unlock (a job\'s two round trips)', () => {
+  it('reads what read() reads only when the lock is taken, and settling with the owner releases it', async () => {
+    await state.merge([{ sku: 'LR-1', entries: { Stock: entry(8, 3) } }]);
+    await state.settle('LR-1', [{ mode: 'applied', field: 'Price', read: { raw: 'x', entry: entry(2.5, 1) }, ackValue: 2.5 }]);
+    const taken = await state.lockAndRead('LR-1', 'job-1', 10_000);
+    expect(taken).toEqual(await state.read('LR-1'));
+    expect(await state.lockAndRead('LR-1', 'job-2', 10_000)).toBeUndefined();
+    const stock = taken!.pending.get('Stock')!;
+    await state.settle('LR-1', [{ mode: 'applied', field: 'Stock', read: stock, ackValue: 8 }], undefined, 'job-2');
+    expect(await state.lock('LR-1', 'job-2', 10_000)).toBe(false);
+    await state.settle('LR-1', [], undefined, 'job-1');
+    expect(await state.lockAndRead('LR-1', 'job-2', 10_000)).toMatchObject({ pending: new Map(), applied: new Map([['Stock', 3], ['Price', 1]]) });
+  });
+});
+
 describe('InventoryState cursors', () => {
   it('stores a cursor per source keeping numbers and strings apart', async () => {
     expect(await state.cursors.get('never-polled')).toBeUndefined();

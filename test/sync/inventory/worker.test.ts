@@ -261,7 +261,7 @@ describe('inventory worker', () => {
 
   it('queues a SKU again when its job stalled out under another worker\'s limit, and sends it', async () => {
     await stage(rt, 'SO-1', { Stock: 44 }, 1);
-    const [waiting] = (await rt.queue.getWaiting()).filter((job) => job.name === 'SO-1');
+    const [waiting] = (await rt.queue.getJobs(['waiting', 'prioritized'])).filter((job) => job.name === 'SO-1');
     // What the stalled check of a worker with BullMQ's default limit leaves on a job killed twice.
     await rt.redis.hset(`${h.prefix}:${QUEUE_NAMES.inventory}:${waiting?.id}`, 'defa', STALLED_LIMIT_REASON);
     const flow = await startWorker();
