@@ -1,7 +1,7 @@
 /**
  * The reconcile: the ERP's full current set against the store's inventory, field by field, and only
- * the differences queued. The ERP side is streamed (`source.snapshot()`); the store side is held in a
- * Map of just the compared fields, so 100,000 SKUs fit in a few hundred MB.
+ * the differences queued. The ERP snapshot is read first and kept as the few fields it maps; the
+ * store's inventory then streams past it item by item and is never held (see `reconcileWith`).
  *
  * Differences are merged as forced pending values: change detection would otherwise skip a value
  * the store once acknowledged but no longer has. The version rule still applies: a snapshot row
@@ -9,8 +9,8 @@
  * never overrides a newer change.
  *
  * Sites: the store is read on every site the configuration writes to (`inventory.reconcile.siteIds`,
- * `store.siteId`, and each SiteId the ERP records name, read when first met). A SKU found on none of
- * them is looked up by code on the whole store: one living on another site is reported "on site N",
+ * `store.siteId`, and each SiteId the ERP records name). A SKU found on none of them is looked up by
+ * code on the whole store: one living on another site is reported "on site N",
  * neither missing nor created. A store item that does not fit its schema is parked in `store-rejects`.
  */
 import { cursorToVersion, isTimestampCursor } from '../../erp/cursor.js';
@@ -53,22 +53,36 @@ const COMPARED = Object.keys(INVENTORY_FIELDS).filter((field) => field !== 'Code
 /** Store reads in flight when the store is read item by item (`skus`). */
 const LOOKUP_CONCURRENCY = 8;
 
-/** One store item reduced to what is compared. */
+/** One store item as it streams past, reduced to what is compared. */
 interface StoreView {
+  code: string;
   siteId: number | null;
   fields: Record<string, unknown>;
   /** Fields whose store value has a shape the ERP's cannot be compared with (Taxes as an object): not compared. */
   opaque?: string[];
 }
 
-/** The store as read so far: Code → its views (one per site read), and the sites read. */
-interface StoreIndex {
-  items: Map<string, StoreView[]>;
-  count: number;
-  sites: Array<number | null>;
-  /** Items the store sent that did not fit (parked unless dry run). */
-  rejects: RecordReject[];
+/** An ERP snapshot record kept for the comparison: its fields and cursor only (a few dozen bytes). */
+interface ErpEntry {
+  source: string;
+  cursor: SourceRecord['cursor'];
+  fields: Record<string, unknown>;
+  /** Fields to queue: found different on some store view (every field when forced). */
+  queue: Set<string> | undefined;
+  onStore: boolean;
 }
+
+/** A SKU's fields to queue, from one source's record. */
+interface QueueItem {
+  source: string;
+  cursor: SourceRecord['cursor'];
+  sku: string;
+  values: Record<string, unknown>;
+  fields: string[];
+}
+
+/** SKUs merged and queued per call. */
+const QUEUE_CHUNK = 5000;
 
 const SCALAR_TYPES = new Set(['string', 'int', 'decimal', 'bool']);
 
@@ -88,7 +102,12 @@ export async function runReconcile(deps: FlowDeps, options: ReconcileOptions = {
   }
 }
 
-/** Compares the snapshots of `sources` with the store and queues the differences (unless dry run). */
+/**
+ * Compares the snapshots of `sources` with the store and queues the differences (unless dry run). The
+ * ERP side is read first and kept as just the fields it maps; the store's inventory then streams past
+ * it site by site, each item compared as it arrives and dropped, so the store's items (every field of
+ * them: names, properties) are never held. 100,000 SKUs fit in the daemon's own footprint plus tens of MB.
+ */
 export async function reconcileWith(rt: InventoryRuntime, sources: readonly ChangeSource[], options: ReconcileOptions = {}): Promise<ReconcileReport> {
   const withSnapshot = sources.filter((source) => source.snapshot !== undefined);
   if (options.source !== undefined && withSnapshot.length === 0) {
@@ -96,12 +115,10 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
   }
   const sampleSize = options.sampleSize ?? 20;
   const skuFilter = options.skus ? new Set(options.skus) : undefined;
-  const store: StoreIndex = { items: new Map(), count: 0, sites: [], rejects: [] };
-  for (const siteId of configuredSites(rt)) await readSite(rt, store, siteId, options.skus);
   const report: ReconcileReport = {
     dryRun: options.dryRun === true,
     sources: withSnapshot.map((source) => source.name),
-    sites: store.sites,
+    sites: [],
     erpRecords: 0,
     storeItems: 0,
     differences: 0,
@@ -116,64 +133,56 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
     storeRejected: 0,
     queued: 0,
   };
-  const differing = new Set<string>();
-  // SKUs on none of the sites read, with what to create if they prove missing everywhere.
-  const absent = new Map<string, Array<{ source: string; record: SourceRecord; fields: string[] }>>();
+  const { erp, sites: erpSites } = await readErp(withSnapshot, skuFilter, report, options);
   // The store is compared with the published stock, so a reconcile never undoes a reservation.
   const observedAt = rt.now();
   const reservations = await rt.reservations.all();
-  const expected = (record: SourceRecord, sku: string): Record<string, unknown> => {
-    const values = storeFields(record.fields);
-    if (typeof values.Stock !== 'number') return values;
-    const version = cursorToVersion(record.cursor);
-    const figure = { version: version ?? observedAt, at: observedAt, observedAt, ...(isTimestampCursor(record.cursor) && version !== null ? { changedAt: version } : {}) };
-    const safety = safetyStockOf({ value: record.fields[SAFETY_FIELD] }, rt.config.inventory.safetyStock);
-    values.Stock = publishedStock(values.Stock, figure, reservations.get(sku) ?? { version: 0, entries: [] }, safety).published;
+  // What the store should show: the published stock, not the ERP's (computed per comparison, not kept).
+  const expected = (entry: ErpEntry, sku: string): Record<string, unknown> => {
+    const values = storeFields(entry.fields);
+    if (typeof values.Stock === 'number') {
+      const version = cursorToVersion(entry.cursor);
+      const figure = { version: version ?? observedAt, at: observedAt, observedAt, ...(isTimestampCursor(entry.cursor) && version !== null ? { changedAt: version } : {}) };
+      const safety = safetyStockOf({ value: entry.fields[SAFETY_FIELD] }, rt.config.inventory.safetyStock);
+      values.Stock = publishedStock(values.Stock, figure, reservations.get(sku) ?? { version: 0, entries: [] }, safety).published;
+    }
     return values;
   };
   const priorities = new Map<string, number>();
 
-  for (const source of withSnapshot) {
-    for await (const chunk of source.snapshot!()) {
-      options.signal?.throwIfAborted();
-      await readNewSites(rt, store, chunk, options.skus);
-      const toQueue: Array<{ record: SourceRecord; sku: string; fields: string[] }> = [];
-      for (const record of chunk) {
-        const sku = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
-        if (sku === undefined || (skuFilter && !skuFilter.has(sku))) continue;
-        report.erpRecords++;
-        if (validateInventoryUpdate({ InternalId: 0, ...storeFields(record.fields) }, sku).length > 0 || localFieldIssues(record, sku).length > 0) {
-          report.rejected++;
-          continue;
-        }
-        const views = store.items.get(sku);
-        const values = expected(record, sku);
-        const fields = Object.keys(values).filter((field) => field !== 'Code');
-        if (!views) {
-          const pending = absent.get(sku) ?? [];
-          if (rt.config.inventory.createMissing) pending.push({ source: source.name, record, fields });
-          absent.set(sku, pending);
-          continue;
-        }
-        const changed = diffRecord(report, sku, values, fields, views, sampleSize);
-        if (changed.length > 0) differing.add(sku);
-        const queued = options.force ? fields : changed;
-        if (queued.length > 0) {
-          // The worker recomputes the published stock from the ERP's figure and safety stock.
-          toQueue.push({ record, sku, fields: queued.includes('Stock') && SAFETY_FIELD in record.fields ? [...queued, SAFETY_FIELD] : queued });
-          priorities.set(sku, reconcilePriority(queued, values, views));
-        }
-      }
-      report.queued += report.dryRun ? new Set(toQueue.map(({ sku }) => sku)).size : await queueForced(rt, source.name, toQueue, priorities);
-      options.onProgress?.(report.erpRecords, Math.max(report.erpRecords, store.count));
+  // The sites the configuration writes to, then each SiteId the ERP records name; unfiltered reads them all.
+  const sites = configuredSites(rt);
+  if (!sites.includes(null)) for (const siteId of erpSites) if (!sites.includes(siteId)) sites.push(siteId);
+  report.sites = sites;
+  const differing = new Set<string>();
+  const storeCodes = new Set<string>();
+  const rejects: RecordReject[] = [];
+  const compare = (view: StoreView): void => {
+    if (report.storeItems++ % 1000 === 0) options.signal?.throwIfAborted();
+    storeCodes.add(view.code);
+    for (const entry of erp.get(view.code) ?? []) {
+      entry.onStore = true;
+      const values = expected(entry, view.code);
+      const changed = diffRecord(report, view, values, sampleSize);
+      if (changed.length > 0) differing.add(view.code);
+      const queued = options.force ? valueFields(values) : changed;
+      if (queued.length === 0) continue;
+      entry.queue ??= new Set();
+      for (const field of queued) entry.queue.add(field);
+      // The worker recomputes the published stock from the ERP's figure and safety stock.
+      if (queued.includes('Stock') && SAFETY_FIELD in entry.fields) entry.queue.add(SAFETY_FIELD);
+      priorities.set(view.code, Math.min(priorities.get(view.code) ?? PRIORITY.other, reconcilePriority(queued, values, view)));
     }
-  }
-  // An item the store sent malformed is there, only unreadable: neither missing (nor created) nor compared.
-  const unreadable = new Set(store.rejects.flatMap((reject) => (reject.id === null ? [] : [reject.id])));
-  for (const sku of unreadable) absent.delete(sku);
-  const elsewhere = store.sites.includes(null) ? new Map<string, number[]>() : await findElsewhere(rt, store, [...absent.keys()]);
-  const missing: Array<{ source: string; record: SourceRecord; sku: string; fields: string[] }> = [];
-  for (const [sku, pending] of absent) {
+  };
+  for (const siteId of sites) await readSite(rt, siteId, options.skus, compare, rejects);
+  options.onProgress?.(report.erpRecords, Math.max(report.erpRecords, report.storeItems));
+
+  // SKUs on none of the sites read; an item the store sent malformed is there, only unreadable.
+  const unreadable = new Set(rejects.flatMap((reject) => (reject.id === null ? [] : [reject.id])));
+  const absent = [...erp.keys()].filter((sku) => !storeCodes.has(sku) && !unreadable.has(sku));
+  const elsewhere = sites.includes(null) ? new Map<string, number[]>() : await findElsewhere(rt, sites, absent, rejects);
+  const toQueue: QueueItem[] = [];
+  for (const sku of absent) {
     const siteIds = elsewhere.get(sku);
     if (siteIds) {
       report.onOtherSites++;
@@ -182,17 +191,23 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
     }
     report.missingOnStore++;
     if (report.missingSample.length < sampleSize) report.missingSample.push(sku);
-    for (const entry of pending) missing.push({ ...entry, sku });
+    if (!rt.config.inventory.createMissing) continue;
+    for (const entry of erp.get(sku) ?? []) {
+      toQueue.push({ source: entry.source, cursor: entry.cursor, sku, values: entry.fields, fields: valueFields(expected(entry, sku)) });
+    }
   }
-  for (const source of new Set(missing.map((entry) => entry.source))) {
-    const toCreate = missing.filter((entry) => entry.source === source);
-    report.queued += report.dryRun ? new Set(toCreate.map(({ sku }) => sku)).size : await queueForced(rt, source, toCreate);
+  for (const [sku, entries] of erp) {
+    for (const entry of entries) {
+      if (entry.queue && entry.queue.size > 0) toQueue.push({ source: entry.source, cursor: entry.cursor, sku, values: entry.fields, fields: [...entry.queue] });
+    }
   }
-  report.storeItems = store.count;
-  report.storeRejected = new Set(store.rejects.map((reject) => reject.id ?? reject.issues.map(formatIssue).join())).size;
+  if (report.dryRun) report.queued = new Set(toQueue.map(({ sku }) => sku)).size;
+  else for (let i = 0; i < toQueue.length; i += QUEUE_CHUNK) report.queued += await queueForced(rt, toQueue.slice(i, i + QUEUE_CHUNK), priorities);
+
+  report.storeRejected = new Set(rejects.map((reject) => reject.id ?? reject.issues.map(formatIssue).join())).size;
   if (!report.dryRun) {
-    await rt.storeRejects.park(store.rejects);
-    await rt.storeRejects.clear('inventory', store.items.keys());
+    await rt.storeRejects.park(rejects);
+    await rt.storeRejects.clear('inventory', storeCodes);
   }
   report.itemsWithDifferences = differing.size;
   if (!skuFilter) {
@@ -205,22 +220,55 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
   return report;
 }
 
+/** Reads every snapshot into SKU → its records (fields and cursor only), validated on the way; and the SiteIds they name. */
+async function readErp(
+  sources: readonly ChangeSource[],
+  skuFilter: ReadonlySet<string> | undefined,
+  report: ReconcileReport,
+  options: ReconcileOptions,
+): Promise<{ erp: Map<string, ErpEntry[]>; sites: Set<number> }> {
+  const erp = new Map<string, ErpEntry[]>();
+  const sites = new Set<number>();
+  for (const source of sources) {
+    for await (const chunk of source.snapshot!()) {
+      options.signal?.throwIfAborted();
+      for (const record of chunk) {
+        const sku = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
+        if (sku === undefined || (skuFilter && !skuFilter.has(sku))) continue;
+        report.erpRecords++;
+        if (validateInventoryUpdate({ InternalId: 0, ...storeFields(record.fields) }, sku).length > 0 || localFieldIssues(record, sku).length > 0) {
+          report.rejected++;
+          continue;
+        }
+        const siteId = record.fields.SiteId;
+        if (typeof siteId === 'number' && Number.isInteger(siteId) && siteId > 0) sites.add(siteId);
+        const entry: ErpEntry = { source: source.name, cursor: record.cursor, fields: record.fields, queue: undefined, onStore: false };
+        const entries = erp.get(sku);
+        if (entries) entries.push(entry);
+        else erp.set(sku, [entry]);
+      }
+      options.onProgress?.(report.erpRecords, report.erpRecords);
+    }
+  }
+  return { erp, sites };
+}
+
+/** The fields of the values the store should show (all but the key). */
+function valueFields(values: Record<string, unknown>): string[] {
+  return Object.keys(values).filter((field) => field !== 'Code');
+}
+
+/** A store showing more than may be sold is fixed first, then one showing less, then other fields. */
+function reconcilePriority(fields: readonly string[], values: Record<string, unknown>, view: StoreView): number {
+  if (!fields.includes('Stock')) return PRIORITY.other;
+  return !(Number(view.fields.Stock) <= Number(values.Stock)) ? PRIORITY.decrease : PRIORITY.increase;
+}
+
 /** Sites the configuration writes to: `inventory.reconcile.siteIds` and `store.siteId`; none: no filter (null). */
 function configuredSites(rt: InventoryRuntime): Array<number | null> {
   const sites = new Set<number>(rt.config.inventory.reconcile.siteIds);
   if (rt.config.store.siteId !== undefined) sites.add(rt.config.store.siteId);
   return sites.size > 0 ? [...sites] : [null];
-}
-
-/** Reads the sites the chunk's records name (SiteId) that were not read yet; an unfiltered read has them all. */
-async function readNewSites(rt: InventoryRuntime, store: StoreIndex, chunk: readonly SourceRecord[], skus: readonly string[] | undefined): Promise<void> {
-  if (store.sites.includes(null)) return;
-  for (const record of chunk) {
-    const siteId = record.fields.SiteId;
-    if (typeof siteId === 'number' && Number.isInteger(siteId) && siteId > 0 && !store.sites.includes(siteId)) {
-      await readSite(rt, store, siteId, skus);
-    }
-  }
 }
 
 /** The store view of one item: the compared fields, those of a shape that cannot be compared set apart. */
@@ -233,21 +281,20 @@ function viewOf(siteId: number | null, item: InventoryItem): StoreView {
     if (typeof value === 'object' && SCALAR_TYPES.has(INVENTORY_FIELDS[field]?.type ?? '')) opaque.push(field);
     else fields[field] = value;
   }
-  return opaque.length > 0 ? { siteId, fields, opaque } : { siteId, fields };
+  return opaque.length > 0 ? { code: item.Code, siteId, fields, opaque } : { code: item.Code, siteId, fields };
 }
 
-/** Reads one site of the store (or the items of `skus` on it) into `store`. */
-async function readSite(rt: InventoryRuntime, store: StoreIndex, siteId: number | null, skus: readonly string[] | undefined): Promise<void> {
-  store.sites.push(siteId);
-  const add = (item: InventoryItem): void => {
-    const view = viewOf(siteId, item);
-    const views = store.items.get(item.Code);
-    if (views) views.push(view);
-    else store.items.set(item.Code, [view]);
-    store.count++;
-  };
+/** Streams one site of the store (or the items of `skus` on it) past `visit`; items that do not fit go to `rejects`. */
+async function readSite(
+  rt: InventoryRuntime,
+  siteId: number | null,
+  skus: readonly string[] | undefined,
+  visit: (view: StoreView) => void,
+  rejects: RecordReject[],
+): Promise<void> {
+  const add = (item: InventoryItem): void => visit(viewOf(siteId, item));
   const query = siteId === null ? {} : { siteId };
-  const read = { onReject: (reject: RecordReject) => void store.rejects.push(reject) };
+  const read = { onReject: (reject: RecordReject) => void rejects.push(reject) };
   if (skus === undefined) {
     await rt.store.inventory.each(query, add, read);
     return;
@@ -274,38 +321,34 @@ async function lookUp(
 }
 
 /** The sites, other than those read, on which the store has each of `skus` (looked up by code, any site). */
-async function findElsewhere(rt: InventoryRuntime, store: StoreIndex, skus: readonly string[]): Promise<Map<string, number[]>> {
+async function findElsewhere(
+  rt: InventoryRuntime,
+  sites: ReadonlyArray<number | null>,
+  skus: readonly string[],
+  rejects: RecordReject[],
+): Promise<Map<string, number[]>> {
   const found = new Map<string, number[]>();
-  const read = { onReject: (reject: RecordReject) => void store.rejects.push(reject) };
+  const read = { onReject: (reject: RecordReject) => void rejects.push(reject) };
   await lookUp(rt, skus, {}, read, (item) => {
     const siteId = item.SiteId;
-    if (typeof siteId !== 'number' || store.sites.includes(siteId)) return;
+    if (typeof siteId !== 'number' || sites.includes(siteId)) return;
     found.set(item.Code, [...new Set([...(found.get(item.Code) ?? []), siteId])]);
   });
   return found;
 }
 
-/** Compares one ERP record with the store's views of its SKU; counts into `report`; returns the differing fields. */
-function diffRecord(
-  report: ReconcileReport,
-  sku: string,
-  values: Record<string, unknown>,
-  fields: readonly string[],
-  views: readonly StoreView[],
-  sampleSize: number,
-): string[] {
-  const changed = new Set<string>();
-  for (const field of fields) {
-    for (const view of views) {
-      if (view.opaque?.includes(field)) continue;
-      if (sameValue(values[field], view.fields[field])) continue;
-      changed.add(field);
-      report.differences++;
-      report.perField[field] = (report.perField[field] ?? 0) + 1;
-      if (report.sample.length < sampleSize) report.sample.push(difference(sku, field, values[field], view));
-    }
+/** Compares what the store should show with one store view of the SKU; counts into `report`; returns the differing fields. */
+function diffRecord(report: ReconcileReport, view: StoreView, values: Record<string, unknown>, sampleSize: number): string[] {
+  const changed: string[] = [];
+  for (const field of valueFields(values)) {
+    if (view.opaque?.includes(field)) continue;
+    if (sameValue(values[field], view.fields[field])) continue;
+    changed.push(field);
+    report.differences++;
+    report.perField[field] = (report.perField[field] ?? 0) + 1;
+    if (report.sample.length < sampleSize) report.sample.push(difference(view.code, field, values[field], view));
   }
-  return [...changed];
+  return changed;
 }
 
 function difference(sku: string, field: string, erp: unknown, view: StoreView): FieldDifference {
@@ -313,29 +356,24 @@ function difference(sku: string, field: string, erp: unknown, view: StoreView): 
 }
 
 /** Merges the chosen fields as forced pending values and queues their SKUs. */
-async function queueForced(
-  rt: InventoryRuntime,
-  source: string,
-  toQueue: ReadonlyArray<{ record: SourceRecord; sku: string; fields: string[] }>,
-  priorities: ReadonlyMap<string, number> = new Map(),
-): Promise<number> {
+async function queueForced(rt: InventoryRuntime, toQueue: readonly QueueItem[], priorities: ReadonlyMap<string, number>): Promise<number> {
   if (toQueue.length === 0) return 0;
   const at = rt.now();
-  const unversioned = toQueue.filter(({ record }) => cursorToVersion(record.cursor) === null).map(({ sku }) => sku);
+  const unversioned = toQueue.filter(({ cursor }) => cursorToVersion(cursor) === null).map(({ sku }) => sku);
   const applied = await rt.state.appliedVersions(unversioned);
   await rt.state.merge(
-    toQueue.map(({ record, sku, fields }) => {
-      const version = cursorToVersion(record.cursor);
+    toQueue.map(({ source, cursor, sku, values, fields }) => {
+      const version = cursorToVersion(cursor);
       const entries: Record<string, PendingEntry> = {};
       for (const field of fields) {
         entries[field] = {
-          value: record.fields[field],
+          value: values[field],
           version: version ?? applied.get(sku)?.get(field) ?? 0,
           at,
           source,
           observedAt: at,
-          ...(record.cursor === null ? {} : { cursor: record.cursor }),
-          ...(isTimestampCursor(record.cursor) && version !== null ? { changedAt: version } : {}),
+          ...(cursor === null ? {} : { cursor }),
+          ...(isTimestampCursor(cursor) && version !== null ? { changedAt: version } : {}),
           force: true,
         };
       }
@@ -347,11 +385,4 @@ async function queueForced(
     toQueue.map(({ sku }) => sku),
     { force: true, priorities },
   );
-}
-
-/** A store showing more than may be sold is fixed first, then one showing less, then other fields. */
-function reconcilePriority(fields: readonly string[], values: Record<string, unknown>, views: readonly StoreView[] | undefined): number {
-  if (!fields.includes('Stock')) return PRIORITY.other;
-  const shown = views?.map((view) => Number(view.fields.Stock));
-  return shown?.some((stock) => !(stock <= Number(values.Stock))) ? PRIORITY.decrease : PRIORITY.increase;
 }
