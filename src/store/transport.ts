@@ -209,7 +209,7 @@ export class Transport {
   /** Sends `request`, retrying temporary failures, and returns the parsed JSON body. */
   async request(request: StoreRequest, options: CallOptions = {}): Promise<unknown> {
     return this.#retrying(request, options, (attempt) =>
-      this.#exchange(request, attempt, async (endpoint, response) =>
+      this.#exchange(request, attempt, { whole: true }, async (endpoint, response) =>
         this.#interpret(request.method, endpoint, response.statusCode, response.headers['retry-after'], await response.body.text(), attempt),
       ),
     );
@@ -226,7 +226,9 @@ export class Transport {
       request,
       options,
       (attempt) =>
-        this.#exchange(request, attempt, async (endpoint, response) => {
+        // No limit on the whole exchange: a large body keeps flowing for as long as it takes; the pool's
+        // headers and body timeouts (requestTimeoutMs each) still end a store that stops answering.
+        this.#exchange(request, attempt, { whole: false }, async (endpoint, response) => {
           if (response.statusCode < 200 || response.statusCode >= 300) {
             return this.#interpret(request.method, endpoint, response.statusCode, response.headers['retry-after'], await response.body.text(), attempt);
           }
@@ -282,6 +284,7 @@ export class Transport {
   async #exchange<T>(
     request: StoreRequest,
     attempt: number,
+    timeout: { whole: boolean },
     read: (endpoint: string, response: Dispatcher.ResponseData) => Promise<T>,
   ): Promise<T> {
     const endpoint = `${request.method} ${request.endpoint}`;
@@ -299,7 +302,7 @@ export class Transport {
           ...(request.body === undefined ? {} : { 'content-type': 'application/json; charset=utf-8' }),
         },
         body: request.body === undefined ? null : JSON.stringify(request.body),
-        signal: AbortSignal.timeout(this.#config.requestTimeoutMs),
+        ...(timeout.whole ? { signal: AbortSignal.timeout(this.#config.requestTimeoutMs) } : {}),
       });
       status = response.statusCode;
       return await read(endpoint, response);
