@@ -10,9 +10,10 @@
  * as in a deployment. A scale-out row compares one and two `--role worker` processes beside one producer.
  */
 
-import { type ErpRow, sku } from './bench-erp.js';
+import type { ErpRow } from './bench-erp.js';
 import { type CliDaemon, startCliDaemon } from './cli-daemon.js';
 import { type BenchEnvironment, STORE_PASSWORD, STORE_USER } from './environment.js';
+import { freshBodies, itemsFor } from './put-bodies.js';
 import { login, type PutBody, rawPutLoop } from './raw-loops.js';
 import { commandDelta } from './redis-server.js';
 import type { BenchResult } from './results.js';
@@ -48,23 +49,6 @@ export interface CliCell {
   rssMiB: number;
 }
 
-let runNumber = 0;
-
-/** Values differ on every run, so change detection never skips a PUT. */
-function bodies(items: number): PutBody[] {
-  runNumber += 1;
-  return Array.from({ length: items }, (_, i) => ({
-    InternalId: 0 as const,
-    Code: sku(i + 1),
-    Stock: (runNumber * 7919 + i) % 999_999,
-    Price: round(1 + ((runNumber * 31 + i) % 99_999) / 100),
-  }));
-}
-
-function sizeFor(latencyMs: number, concurrency: number, options: CliBenchOptions): number {
-  const ceiling = Math.min((concurrency * 1000) / (latencyMs + 0.7), 5000);
-  return Math.max(options.minItems, Math.min(options.maxItems, Math.round(ceiling * options.targetS)));
-}
 
 /** Follows the simulator's write log: where it stands, and the span of the writes after a mark. */
 class WriteLog {
@@ -158,10 +142,10 @@ export async function cliBench(env: BenchEnvironment, options: CliBenchOptions, 
       }
       for (const latencyMs of options.latencies) {
         await env.sim.setFaults({ latencyMs, jitterMs: 0 });
-        const items = sizeFor(latencyMs, concurrency, options);
-        const raw = await rawPutLoop(env.sim.url, hash, bodies(items), concurrency);
+        const items = itemsFor(latencyMs, concurrency, options);
+        const raw = await rawPutLoop(env.sim.url, hash, freshBodies(items), concurrency);
         const rawPerS = rate(items, raw.ms);
-        const run = await syncRun(env, writes, [daemon], bodies(items));
+        const run = await syncRun(env, writes, [daemon], freshBodies(items));
         const cell: CliCell = {
           latencyMs,
           concurrency,
@@ -204,7 +188,7 @@ async function scaleOutRow(env: BenchEnvironment, writes: WriteLog, items: numbe
     try {
       daemons.push(await start(`scale${workers}-producer`, 'producer', 16, prefix));
       for (let i = 1; i <= workers; i += 1) daemons.push(await start(`scale${workers}-worker${i}`, 'worker', 16, prefix));
-      const run = await syncRun(env, writes, daemons, bodies(items));
+      const run = await syncRun(env, writes, daemons, freshBodies(items));
       perS.push(run.perS);
       logLine(`scale-out: producer + ${workers} worker process(es), ${items} items at 20 ms: ${run.perS}/s, ${round(run.cpuMsPerItem, 3)} ms CPU per item`);
     } finally {

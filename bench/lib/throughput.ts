@@ -6,10 +6,11 @@
  */
 import { join } from 'node:path';
 
-import { benchSource, type ErpRow, sku } from './bench-erp.js';
+import { benchSource, type ErpRow } from './bench-erp.js';
 import { startDaemonProcess } from './daemon-process.js';
 import { type BenchEnvironment, STORE_PASSWORD, STORE_USER } from './environment.js';
-import { login, type PutBody, rawPutLoop, sequentialPutLoop } from './raw-loops.js';
+import { freshBodies, itemsFor } from './put-bodies.js';
+import { login, rawPutLoop, sequentialPutLoop } from './raw-loops.js';
 import { commandDelta } from './redis-server.js';
 import type { BenchResult } from './results.js';
 import { rate, ratio, round } from './stats.js';
@@ -45,27 +46,9 @@ export interface ThroughputCell {
   producerMs: number;
 }
 
-let runNumber = 0;
-
-/** Store values differ on every run so that nothing is skipped as unchanged. */
-function bodies(items: number): PutBody[] {
-  runNumber += 1;
-  return Array.from({ length: items }, (_, i) => ({
-    InternalId: 0 as const,
-    Code: sku(i + 1),
-    Stock: (runNumber * 7919 + i) % 999_999,
-    Price: round(1 + ((runNumber * 31 + i) % 99_999) / 100),
-  }));
-}
-
-/** The number of items that keeps a raw run near `targetS` seconds. */
-function sizeFor(latencyMs: number, concurrency: number, options: ThroughputOptions): number {
-  const ceiling = Math.min((concurrency * 1000) / (latencyMs + 0.7), 5000);
-  return Math.max(100, Math.min(options.maxItems, Math.round(ceiling * options.targetS)));
-}
 
 async function rawRun(env: BenchEnvironment, hash: string, items: number, concurrency: number) {
-  const list = bodies(items);
+  const list = freshBodies(items);
   const cpu = process.cpuUsage();
   const result = await rawPutLoop(env.sim.url, hash, list, concurrency);
   const used = process.cpuUsage(cpu);
@@ -74,7 +57,7 @@ async function rawRun(env: BenchEnvironment, hash: string, items: number, concur
 }
 
 async function daemonRun(env: BenchEnvironment, items: number, concurrency: number, log: string) {
-  const list = bodies(items);
+  const list = freshBodies(items);
   const start = Date.now() - items * 10;
   // Rows 10 ms apart: a backlog of recent ERP changes, as a poll after a busy minute finds it.
   const rows: ErpRow[] = list.map((b, i) => ({ code: b.Code, stock: b.Stock as number, price: b.Price as number, at: start + i * 10 }));
@@ -109,11 +92,11 @@ export async function throughputBench(env: BenchEnvironment, options: Throughput
   const cells: ThroughputCell[] = [];
   for (const latencyMs of options.latencies) {
     await env.sim.setFaults({ latencyMs, jitterMs: 0 });
-    const seqItems = sizeFor(latencyMs, 1, options);
-    const seq = await sequentialPutLoop(env.sim.url, hash, bodies(seqItems));
+    const seqItems = itemsFor(latencyMs, 1, { ...options, minItems: 100 });
+    const seq = await sequentialPutLoop(env.sim.url, hash, freshBodies(seqItems));
     const sequentialPerS = rate(seqItems, seq.ms);
     for (const concurrency of options.concurrencies) {
-      const items = sizeFor(latencyMs, concurrency, options);
+      const items = itemsFor(latencyMs, concurrency, { ...options, minItems: 100 });
       let raw = { perS: 0, cpuMsPerItem: 0 };
       let best: Awaited<ReturnType<typeof daemonRun>> | undefined;
       for (let rep = 0; rep < options.reps; rep += 1) {
