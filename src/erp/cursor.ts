@@ -73,6 +73,11 @@ export function maxCursor(a: Cursor, b: Cursor): Cursor {
  * meaning (compare those with `compareCursors`).
  */
 export function cursorToVersion(cursor: Cursor): number | null {
+  // The common case, a timestamp as toCursor stored it, without normalising it again (per record).
+  if (typeof cursor === 'string' && NORMALISED.test(cursor)) {
+    const ms = Date.parse(cursor);
+    if (!Number.isNaN(ms)) return ms;
+  }
   const value = typeof cursor === 'string' ? toCursor(cursor) : cursor;
   if (typeof value === 'number') return value;
   if (typeof value === 'string' && isTimestampCursor(value)) return Date.parse(value);
