@@ -10,6 +10,7 @@
  * as in a deployment. A scale-out row compares one and two `--role worker` processes beside one producer.
  */
 
+import { waitFor } from '../../src/wait-for.js';
 import type { ErpRow } from './bench-erp.js';
 import { type CliDaemon, startCliDaemon } from './cli-daemon.js';
 import { type BenchEnvironment, STORE_PASSWORD, STORE_USER } from './environment.js';
@@ -18,7 +19,6 @@ import { login, type PutBody, rawPutLoop } from './raw-loops.js';
 import { commandDelta } from './redis-server.js';
 import type { BenchResult } from './results.js';
 import { rate, ratio, round } from './stats.js';
-import { waitFor } from './wait.js';
 
 /** The grid and the size of its runs. */
 export interface CliBenchOptions {
@@ -71,14 +71,13 @@ class WriteLog {
     const seen: number[] = [];
     let seq = this.#seq;
     await waitFor(
-      `${count} store writes`,
       async () => {
         const writes = await this.env.sim.writes(seq);
         for (const write of writes) seen.push(write.at);
         seq = writes.at(-1)?.seq ?? seq;
         return seen.length >= count;
       },
-      { timeoutMs, intervalMs: 100 },
+      { timeoutMs, intervalMs: 100, message: `${count} store writes` },
     );
     this.#seq = seq;
     const first = seen[0] ?? 0;

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { stringify } from 'yaml';
 
+import { sparePort } from '../../src/queue/redis-server.js';
+import { waitFor } from '../../src/wait-for.js';
 import { type Child, startChild } from './child.js';
-import { freePort } from './ports.js';
-import { waitFor } from './wait.js';
 
 /** What a CLI daemon of a benchmark is configured with. */
 export interface CliDaemonOptions {
@@ -72,7 +72,7 @@ export async function startCliDaemon(options: CliDaemonOptions): Promise<CliDaem
       sales: { sink: { kind: 'file', dir: join(options.logDir, `${options.name}-sales`) } },
     }),
   );
-  const port = await freePort();
+  const port = await sparePort();
   const child = startChild(
     process.execPath,
     [...(options.execArgv ?? []), join(options.root, 'bin', 'storesync.js'), 'run', '--role', options.role, '--config', configFile],
@@ -87,14 +87,13 @@ export async function startCliDaemon(options: CliDaemonOptions): Promise<CliDaem
     },
   );
   await waitFor(
-    `storesync run (${options.name}) ready`,
     async () => {
       if (!child.alive()) throw new Error(`storesync run exited; see ${child.logFile}`);
       const res = await request(`http://127.0.0.1:${port}/readyz`);
       await res.body.dump();
       return res.statusCode === 200;
     },
-    { timeoutMs: 60_000, intervalMs: 100 },
+    { timeoutMs: 60_000, intervalMs: 100, message: `storesync run (${options.name}) ready` },
   );
   const proc = (file: string): string => readFileSync(`/proc/${child.pid}/${file}`, 'utf8');
   return {
