@@ -262,6 +262,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   const rejectedCount = await rejectedMetric(fleet.producerUrl());
   await fleet.stop();
 
+  if (options.keepLogs) writeStoreDump(join(logDir, 'store.json'), sim);
   const exported = await salesExportCounts(erpUrl);
   const acks = saleAcks(sim, ACK_STATUS);
   const checks: CheckResult[] = [
@@ -296,4 +297,20 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
       events,
     },
   };
+}
+
+/**
+ * The store's side of a kept run (items' final Stock/Price, sales with their lines and creation time,
+ * the write log), next to the Redis AOF: a failed check is explained by comparing the two.
+ */
+function writeStoreDump(file: string, sim: Simulator): void {
+  const items = [...sim.state.items.values()].map(({ item }) => ({ code: item.Code, stock: item.Stock, price: item.Price }));
+  const sales = sim.state.sales.map(({ sale, createdAtMs }) => ({
+    id: sale.Id,
+    siteId: sale.SiteId,
+    status: sale.Status,
+    createdAtMs,
+    lines: (sale.Items ?? []).map((line) => ({ code: line.Code, quantity: line.Quantity })),
+  }));
+  writeFileSync(file, JSON.stringify({ items, sales, writes: sim.writes }));
 }

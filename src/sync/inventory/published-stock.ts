@@ -152,7 +152,13 @@ export function planStock(state: SkuState, force: boolean, defaultSafety: number
     ...handled.filter(({ field }) => field !== 'Stock').map(({ field, read }): Settlement => ({ mode: 'applied', field, read })),
     { mode: 'applied', field: RESERVATION_VERSION_FIELD, read: { raw: '', entry: { ...entry, version: resVersion } } },
   ];
-  if (!forced && state.acked.get('Stock') === computed.published) {
+  // The store lowers its own stock when a sale is placed and raises it when one is cancelled; storesync
+  // learns of either only as a reservation change. Once the reservations changed since the store's last
+  // acknowledged stock, that acknowledged figure is no longer what the store shows: an ERP change and a
+  // new sale that cancel out (10 sent, a sale of 1 takes the store to 9, the ERP goes to 11: 11 − 1 = 10)
+  // must still be sent. The cost is a resend when a change moved nothing on the store (a booking).
+  const reservationsMoved = resVersion !== appliedRes;
+  if (!forced && !reservationsMoved && state.acked.get('Stock') === computed.published) {
     return { onApplied: [], settled: [{ mode: 'applied', field: 'Stock', read: stock }, ...versions], passed, computed };
   }
   return { send: stock, onApplied: versions, settled: [], passed, computed };

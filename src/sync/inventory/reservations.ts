@@ -28,8 +28,10 @@
  * makes the change. A publish records the ERP version and the reservation version it was computed
  * from (`applied` fields `Stock` and `Stock@reservations`), and a publish computed from an older ERP
  * version or an older reservation version is never sent after a newer one (see `published-stock.ts`).
- * Every change queues the SKU, so its published figure is recomputed and pushed when it differs from
- * what the store last acknowledged.
+ * Every change queues the SKU, so its published figure is recomputed and pushed; it is always pushed
+ * after a reservation change, even when equal to what the store last acknowledged: the store has
+ * lowered (a sale placed) or raised (a sale cancelled) its own stock since, so that figure is no longer
+ * what it shows.
  *
  * Keys, under `redis.prefix` (next to the SKU state, `state:inv:…`):
  *   inv:res:{sku}            hash  "{site}:{sale}" → "qty|since[|bookedAt|seenAt]", and `version` → counter

@@ -45,8 +45,24 @@ describe('published stock', () => {
     expect(planStock(state(2), true, 0).send).toBeUndefined();
     expect(planStock(state(3), false, 0).send).toBeUndefined();
     expect(planStock(state(4), false, 0).send?.entry.value).toBe(8);
-    // Equal to what the store acknowledged: recorded, not sent.
-    const equal = planStock(state(4, 8), false, 0);
+    // Equal to what the store acknowledged after a reservation change: sent all the same, since the
+    // store lowers or raises its own stock with the sale behind that change.
+    expect(planStock(state(4, 8), false, 0).send?.entry.value).toBe(8);
+  });
+
+  it('records without sending a newer ERP figure equal to what the store acknowledged while the reservations stayed', () => {
+    const figure: PendingEntry = { value: 10, version: 6, at: 2, source: 'erp' };
+    const state: SkuState = {
+      pending: new Map([['Stock', { raw: JSON.stringify(figure), entry: figure }]]),
+      applied: new Map([
+        ['Stock', 5],
+        [RESERVATION_VERSION_FIELD, 3],
+      ]),
+      acked: new Map([['Stock', 8]]),
+      erp: new Map([['Stock', figure]]),
+      reservations: { version: '3', '1:1': open.raw },
+    };
+    const equal = planStock(state, false, 0);
     expect(equal.send).toBeUndefined();
     expect(equal.settled.map((s) => s.field)).toEqual(['Stock', RESERVATION_VERSION_FIELD]);
   });
