@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
-import { appliesTo, newestEntry, planStock, RESERVATION_VERSION_FIELD, SAFETY_FIELD, safetyStockOf } from './published-stock.js';
+import { appliesTo, newestEntry, planStock, RESERVATION_MOVES_FIELD, RESERVATION_VERSION_FIELD, SAFETY_FIELD, safetyStockOf } from './published-stock.js';
 import { parseSkuReservations } from './reservations.js';
 import { ACKED_AT_FIELD, InventoryState } from './state.js';
 import type { PendingEntry } from './types.js';
@@ -123,7 +123,7 @@ async function explainWith(redis: Redis, deps: FlowDeps, sku: string, options: {
     store: {
       acknowledged,
       at: typeof ackedAt === 'number' ? iso(ackedAt) : null,
-      versions: Object.fromEntries([...state.applied].filter(([field]) => field !== RESERVATION_VERSION_FIELD)),
+      versions: Object.fromEntries([...state.applied].filter(([field]) => field !== RESERVATION_VERSION_FIELD && field !== RESERVATION_MOVES_FIELD)),
     },
     nextStockWrite: typeof plan.send?.entry.value === 'number' ? plan.send.entry.value : null,
     jobs: await skuJobs(redis, config.redis.prefix, sku),

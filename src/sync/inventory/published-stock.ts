@@ -19,6 +19,8 @@ import type { PendingEntry } from './types.js';
 export const SAFETY_FIELD = 'SafetyStock';
 /** The applied-hash field holding the reservation version of the last publish. */
 export const RESERVATION_VERSION_FIELD = 'Stock@reservations';
+/** The applied-hash field holding the reservations' `moves` counter of the last publish. */
+export const RESERVATION_MOVES_FIELD = 'Stock@moves';
 /** Fields an ERP may give that storesync uses itself and never sends to the store. */
 export const LOCAL_FIELDS: ReadonlySet<string> = new Set([SAFETY_FIELD]);
 
@@ -151,14 +153,14 @@ export function planStock(state: SkuState, force: boolean, defaultSafety: number
   const versions: Settlement[] = [
     ...handled.filter(({ field }) => field !== 'Stock').map(({ field, read }): Settlement => ({ mode: 'applied', field, read })),
     { mode: 'applied', field: RESERVATION_VERSION_FIELD, read: { raw: '', entry: { ...entry, version: resVersion } } },
+    { mode: 'applied', field: RESERVATION_MOVES_FIELD, read: { raw: '', entry: { ...entry, version: reservations.moves } } },
   ];
   // The store lowers its own stock when a sale is placed and raises it when one is cancelled; storesync
-  // learns of either only as a reservation change. Once the reservations changed since the store's last
-  // acknowledged stock, that acknowledged figure is no longer what the store shows: an ERP change and a
-  // new sale that cancel out (10 sent, a sale of 1 takes the store to 9, the ERP goes to 11: 11 − 1 = 10)
-  // must still be sent. The cost is a resend when a change moved nothing on the store (a booking).
-  const reservationsMoved = resVersion !== appliedRes;
-  if (!forced && !reservationsMoved && state.acked.get('Stock') === computed.published) {
+  // learns of either only as a reservation added or released. After one, what the store last
+  // acknowledged is no longer what it shows: an ERP change and a new sale that cancel out (10 sent, a
+  // sale of 1 takes the store to 9, the ERP goes to 11: 11 − 1 = 10) must still be sent.
+  const storeMoved = reservations.moves !== (state.applied.get(RESERVATION_MOVES_FIELD) ?? 0);
+  if (!forced && !storeMoved && state.acked.get('Stock') === computed.published) {
     return { onApplied: [], settled: [{ mode: 'applied', field: 'Stock', read: stock }, ...versions], passed, computed };
   }
   return { send: stock, onApplied: versions, settled: [], passed, computed };

@@ -144,7 +144,7 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
       const version = cursorToVersion(entry.cursor);
       const figure = { version: version ?? observedAt, at: observedAt, observedAt, ...(isTimestampCursor(entry.cursor) && version !== null ? { changedAt: version } : {}) };
       const safety = safetyStockOf({ value: entry.fields[SAFETY_FIELD] }, rt.config.inventory.safetyStock);
-      values.Stock = publishedStock(values.Stock, figure, reservations.get(sku) ?? { version: 0, entries: [] }, safety).published;
+      values.Stock = publishedStock(values.Stock, figure, reservations.get(sku) ?? { version: 0, moves: 0, entries: [] }, safety).published;
     }
     return values;
   };

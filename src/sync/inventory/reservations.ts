@@ -28,13 +28,14 @@
  * makes the change. A publish records the ERP version and the reservation version it was computed
  * from (`applied` fields `Stock` and `Stock@reservations`), and a publish computed from an older ERP
  * version or an older reservation version is never sent after a newer one (see `published-stock.ts`).
- * Every change queues the SKU, so its published figure is recomputed and pushed; it is always pushed
- * after a reservation change, even when equal to what the store last acknowledged: the store has
- * lowered (a sale placed) or raised (a sale cancelled) its own stock since, so that figure is no longer
- * what it shows.
+ * Every change queues the SKU, so its published figure is recomputed and pushed when it differs from
+ * what the store last acknowledged, and also when equal after a reservation was added or released: the
+ * store lowers its own stock when a sale is placed and raises it when one is cancelled, so what it last
+ * acknowledged is no longer what it shows. A second counter, `moves`, raised by reserving and releasing
+ * only (a booking or a prune moves nothing on the store), tells the worker so (`published-stock.ts`).
  *
  * Keys, under `redis.prefix` (next to the SKU state, `state:inv:…`):
- *   inv:res:{sku}            hash  "{site}:{sale}" → "qty|since[|bookedAt|seenAt]", and `version` → counter
+ *   inv:res:{sku}            hash  "{site}:{sale}" → "qty|since[|bookedAt|seenAt]", `version` and `moves` → counters
  *   inv:ressale:{site}:{id}  hash  {state: open|booked|released, since, lines (JSON sku → qty), bookedAt,
  *                                   seenAt, releasedAt, reason}; booked and released records expire after
  *                                   `sales.stateTtlDays`, and until then keep a later pull from reserving
@@ -69,9 +70,12 @@ export interface Reservation extends ReservedSaleKey {
   raw: string;
 }
 
-/** A SKU's reservations and their version. */
+/** A SKU's reservations and their counters. */
 export interface SkuReservations {
+  /** Raised by every change. */
   version: number;
+  /** Raised by the changes that follow a move of the store's own stock: reserving and releasing. */
+  moves: number;
   entries: Reservation[];
 }
 
@@ -102,6 +106,15 @@ export interface ReservationStats {
   oldestSince: number | null;
 }
 
+/** Sale entries in a SKU's reservation hash (its fields less the counters). */
+const COUNT_ENTRIES = `
+local function entries(key)
+  local n = redis.call('HLEN', key)
+  for _, counter in ipairs({ 'version', 'moves' }) do n = n - redis.call('HEXISTS', key, counter) end
+  return n
+end
+`;
+
 const RESERVE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'open', 'since', ARGV[2], 'lines', ARGV[3])
@@ -109,6 +122,7 @@ redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 for i = 4, #KEYS do
   redis.call('HSET', KEYS[i], ARGV[1], ARGV[2 * (i - 4) + 5])
   redis.call('HINCRBY', KEYS[i], 'version', 1)
+  redis.call('HINCRBY', KEYS[i], 'moves', 1)
   redis.call('SADD', KEYS[3], ARGV[2 * (i - 4) + 4])
 end
 return 1
@@ -130,7 +144,7 @@ end
 return 1
 `;
 
-const RELEASE = `
+const RELEASE = `${COUNT_ENTRIES}
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state or state == 'released' then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'released', 'releasedAt', ARGV[2], 'reason', ARGV[4])
@@ -139,18 +153,19 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 for i = 4, #KEYS do
   if redis.call('HDEL', KEYS[i], ARGV[1]) == 1 then
     redis.call('HINCRBY', KEYS[i], 'version', 1)
-    if redis.call('HLEN', KEYS[i]) <= 1 then redis.call('SREM', KEYS[3], ARGV[i + 1]) end
+    redis.call('HINCRBY', KEYS[i], 'moves', 1)
+    if entries(KEYS[i]) == 0 then redis.call('SREM', KEYS[3], ARGV[i + 1]) end
   end
 end
 return 1
 `;
 
 /** Removes booked entries that no longer apply; the version stays (no publish changes). */
-const PRUNE = `
+const PRUNE = `${COUNT_ENTRIES}
 for i = 2, #ARGV, 2 do
   if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[i + 1] then redis.call('HDEL', KEYS[1], ARGV[i]) end
 end
-if redis.call('HLEN', KEYS[1]) <= 1 then redis.call('SREM', KEYS[2], ARGV[1]) end
+if entries(KEYS[1]) == 0 then redis.call('SREM', KEYS[2], ARGV[1]) end
 return 1
 `;
 
@@ -175,9 +190,11 @@ function parseMember(member: string): ReservedSaleKey | null {
 export function parseSkuReservations(hash: Record<string, string> | null | undefined): SkuReservations {
   const entries: Reservation[] = [];
   let version = 0;
+  let moves = 0;
   for (const [member, raw] of Object.entries(hash ?? {})) {
-    if (member === 'version') {
-      version = Number(raw);
+    if (member === 'version' || member === 'moves') {
+      if (member === 'version') version = Number(raw);
+      else moves = Number(raw);
       continue;
     }
     const key = parseMember(member);
@@ -193,7 +210,7 @@ export function parseSkuReservations(hash: Record<string, string> | null | undef
     });
   }
   entries.sort((a, b) => a.since - b.since || a.saleId - b.saleId);
-  return { version, entries };
+  return { version, moves, entries };
 }
 
 function parseSale(key: ReservedSaleKey, hash: Record<string, string>): ReservedSale | null {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { appliesTo, planStock, publishedStock, RESERVATION_VERSION_FIELD } from '../../../src/sync/inventory/published-stock.js';
+import { appliesTo, planStock, publishedStock, RESERVATION_MOVES_FIELD, RESERVATION_VERSION_FIELD } from '../../../src/sync/inventory/published-stock.js';
 import type { Reservation } from '../../../src/sync/inventory/reservations.js';
 import type { SkuState } from '../../../src/sync/inventory/state.js';
 import type { PendingEntry } from '../../../src/sync/inventory/types.js';
@@ -26,44 +26,53 @@ describe('published stock', () => {
 
   it('rounds reserved fractions up and never publishes below zero', () => {
     const fraction: Reservation = { ...open, quantity: 0.5 };
-    expect(publishedStock(10, { version: 1, at: 1 }, { version: 1, entries: [fraction] }, 0).published).toBe(9);
-    expect(publishedStock(3, { version: 1, at: 1 }, { version: 1, entries: [open] }, 2).published).toBe(0);
+    expect(publishedStock(10, { version: 1, at: 1 }, { version: 1, moves: 1, entries: [fraction] }, 0).published).toBe(9);
+    expect(publishedStock(3, { version: 1, at: 1 }, { version: 1, moves: 1, entries: [open] }, 2).published).toBe(0);
   });
 
   it('never sends a figure computed from an older reservation state than the store took', () => {
     const figure: PendingEntry = { value: 10, version: 5, at: 1, source: 'erp' };
-    const state = (resVersion: number, acked = 10): SkuState => ({
+    const state = (resVersion: number, acked = 10, moves = 3): SkuState => ({
       pending: new Map(),
       applied: new Map([
         ['Stock', 5],
         [RESERVATION_VERSION_FIELD, 3],
+        [RESERVATION_MOVES_FIELD, 3],
       ]),
       acked: new Map([['Stock', acked]]),
       erp: new Map([['Stock', figure]]),
-      reservations: { version: String(resVersion), '1:1': open.raw },
+      reservations: { version: String(resVersion), moves: String(moves), '1:1': open.raw },
     });
     expect(planStock(state(2), true, 0).send).toBeUndefined();
     expect(planStock(state(3), false, 0).send).toBeUndefined();
     expect(planStock(state(4), false, 0).send?.entry.value).toBe(8);
-    // Equal to what the store acknowledged after a reservation change: sent all the same, since the
-    // store lowers or raises its own stock with the sale behind that change.
-    expect(planStock(state(4, 8), false, 0).send?.entry.value).toBe(8);
+    // Equal to what the store acknowledged, and no sale placed or cancelled since (a booking): recorded, not sent.
+    const equal = planStock(state(4, 8), false, 0);
+    expect(equal.send).toBeUndefined();
+    expect(equal.settled.map((s) => s.field)).toEqual(['Stock', RESERVATION_VERSION_FIELD, RESERVATION_MOVES_FIELD]);
+    // Equal, but a sale was placed or cancelled since: the store moved its own stock, so it is sent.
+    const moved = planStock(state(4, 8, 4), false, 0);
+    expect(moved.send?.entry.value).toBe(8);
+    expect(moved.onApplied.find((s) => s.field === RESERVATION_MOVES_FIELD)?.read.entry.version).toBe(4);
   });
 
-  it('records without sending a newer ERP figure equal to what the store acknowledged while the reservations stayed', () => {
+  it('records without sending a newer ERP figure equal to what the store acknowledged while no sale was placed or cancelled', () => {
     const figure: PendingEntry = { value: 10, version: 6, at: 2, source: 'erp' };
-    const state: SkuState = {
+    const state = (moves: number): SkuState => ({
       pending: new Map([['Stock', { raw: JSON.stringify(figure), entry: figure }]]),
       applied: new Map([
         ['Stock', 5],
         [RESERVATION_VERSION_FIELD, 3],
+        [RESERVATION_MOVES_FIELD, 2],
       ]),
       acked: new Map([['Stock', 8]]),
       erp: new Map([['Stock', figure]]),
-      reservations: { version: '3', '1:1': open.raw },
-    };
-    const equal = planStock(state, false, 0);
+      reservations: { version: '3', moves: String(moves), '1:1': open.raw },
+    });
+    const equal = planStock(state(2), false, 0);
     expect(equal.send).toBeUndefined();
-    expect(equal.settled.map((s) => s.field)).toEqual(['Stock', RESERVATION_VERSION_FIELD]);
+    expect(equal.settled.map((s) => s.field)).toEqual(['Stock', RESERVATION_VERSION_FIELD, RESERVATION_MOVES_FIELD]);
+    // A hash written before the counter existed counts as no move (as before it existed).
+    expect(planStock({ ...state(2), applied: new Map([['Stock', 5]]), reservations: { version: '3', '1:1': open.raw } }, false, 0).send).toBeUndefined();
   });
 });
