@@ -68,10 +68,9 @@ describe.each(DATABASES)('$name errors', ({ url, whoAmI, slow, kill }) => {
     const error = await failure(
       sql.transaction(async (tx) => {
         const [row] = await tx.query<{ id: number | string }>(whoAmI);
-        const running = tx.query(slow);
-        // The server ends the connection while the query runs (a database restart, a DBA).
-        await admin.query(kill(Number(row?.id)));
-        await running;
+        // The server ends the connection while the query runs (a database restart, a DBA). Both are awaited
+        // together: the query may fail before the kill answers, and its rejection must have a listener then.
+        await Promise.all([tx.query(slow), admin.query(kill(Number(row?.id)))]);
       }),
     );
     expect(error).toMatchObject({ code: 'ERR_ERP_CONNECTION', retryable: true });
