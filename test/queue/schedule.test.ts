@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger, silentLogger } from '../../src/log.js';
 import { createRedis } from '../../src/queue/connection.js';
 import { type ScheduledRun, startSchedule } from '../../src/queue/schedule.js';
-import { deleteKeys } from './redis-helpers.js';
+import { deleteKeys } from '../support/redis.js';
 
 const redis = createRedis('redis://127.0.0.1:6379/0');
 const prefix = `test-${randomUUID()}`;
