@@ -13,6 +13,7 @@ import { Readiness } from '../../../src/ops/health.js';
 import { buildHttpServer } from '../../../src/ops/http-server.js';
 import { QUEUE_NAMES } from '../../../src/queue/connection.js';
 import type { FlowDeps } from '../../../src/sync/flow.js';
+import { enqueueSkus } from '../../../src/sync/inventory/enqueue.js';
 import { explainSku, type InventoryFlow, markSalesProcessed, type SkuExplanation, startInventoryFlow } from '../../../src/sync/inventory/index.js';
 import { openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
 import { waitFor } from '../../../src/wait-for.js';
@@ -54,9 +55,11 @@ beforeAll(async () => {
   flow = await startInventoryFlow(deps, { role: 'all' });
   const rt = openInventoryRuntime(deps);
   try {
-    await stage(rt, 'E-1', { Stock: 12, Price: 99.5 }, ERP_TIME);
+    // Reserved before the change is queued: `reserve` queues nothing, so a job that ran between the
+    // change and the reservations would publish 11 and stay there (CI met that race once).
     await rt.reservations.reserve([{ siteId: 1, saleId: 77, since: ERP_TIME + 1000, lines: new Map([['E-1', 2]]) }]);
     await rt.reservations.reserve([{ siteId: 2, saleId: 78, since: ERP_TIME + 2000, lines: new Map([['E-1', 1]]) }]);
+    await stage(rt, 'E-1', { Stock: 12, Price: 99.5 }, ERP_TIME);
     await waitFor(() => h.sim.state.items.get('E-1')?.item.Stock === 8, { message: 'the published figure on the store' });
   } finally {
     await rt.close();
@@ -78,7 +81,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   redis.disconnect();
-  await rm(dir, { recursive: true, force: true });
+  if (dir) await rm(dir, { recursive: true, force: true });
   await h.close();
 });
 
@@ -163,6 +166,19 @@ describe('inventory explain', () => {
       expect(logs.lines()).toContainEqual(expect.objectContaining({ audit: true, action: 'sales:processed', user: 'token', siteId: 1, saleIds: [77], booked: 1 }));
     } finally {
       await app.close();
+    }
+  });
+
+  it('finds the SKU inside a batch waiting in the queue', async () => {
+    const rt = openInventoryRuntime(deps);
+    try {
+      await enqueueSkus(rt.queue, ['X-1', 'E-1', 'X-2'], { batchSize: 50, spread: 1 });
+      const [job] = (await explainSku(deps, 'E-1')).jobs;
+      expect(job).toMatchObject({ state: 'prioritized', attemptsMade: 0 });
+      expect((await explainSku(deps, 'X-9')).jobs).toEqual([]);
+      await rt.queue.remove(job!.id);
+    } finally {
+      await rt.close();
     }
   });
 });
