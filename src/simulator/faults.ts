@@ -39,6 +39,8 @@ export const faultSettingsSchema = z.object({
   malformedSaleIds: z.array(z.number().int()),
   /** Codes of inventory items whose query record is malformed (a field of the wrong type). */
   malformedItemCodes: z.array(z.string()),
+  /** Inventory writes (PUT, POST) of these codes answer HTTP 500: a store that fails on one item only. */
+  failingItemCodes: z.array(z.string()),
   /** `PUT /Api/Sale/{id}` replaces instead of merging: update fields it did not receive are emptied. */
   replacingSalePut: z.boolean(),
   /** Successful writes (PUT/POST) answer a body that is empty, `OK` or HTML instead of JSON. */
@@ -65,6 +67,7 @@ export const DEFAULT_FAULTS: Readonly<FaultSettings> = Object.freeze({
   looseTypes: false,
   malformedSaleIds: [],
   malformedItemCodes: [],
+  failingItemCodes: [],
   replacingSalePut: false,
   nonJsonWriteBodies: false,
 });

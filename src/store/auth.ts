@@ -14,7 +14,7 @@ import { registerSecret } from '../secrets.js';
 import { StoreAuthError } from './errors.js';
 import type { StoreMetrics } from './metrics.js';
 import { authResultSchema } from './schemas/index.js';
-import { type CallOptions, type ElementVisitor, readAs, type StoreApi, type StoreEvents, type StoreRequest, type Transport } from './transport.js';
+import { type CallOptions, type ElementVisitor, readAs, type StoreApi, type StoreEvents, type StoreRequest, type StreamOptions, type Transport } from './transport.js';
 
 const AUTH_ENDPOINT = '/Api/Auth/';
 
@@ -71,7 +71,7 @@ export class AuthSession implements StoreApi {
   }
 
   /** `streamArray` with the hash, renewed like `request` on a 401 (which comes before any element). */
-  async streamArray(request: StoreRequest, visit: ElementVisitor, options?: CallOptions): Promise<unknown> {
+  async streamArray(request: StoreRequest, visit: ElementVisitor, options?: StreamOptions): Promise<unknown> {
     return this.#authenticated(request, (signed) => this.#transport.streamArray(signed, visit, options));
   }
 

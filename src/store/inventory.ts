@@ -13,8 +13,9 @@ import {
   type InventoryUpdateInput,
   type InventoryUpdateResult,
   inventoryUpdateResultSchema,
+  isInventoryItemAsSent,
 } from './schemas/index.js';
-import { type CallOptions, readAs, type StoreApi } from './transport.js';
+import { type CallOptions, readAs, type StoreApi, type StreamOptions } from './transport.js';
 import { validateInventoryUpdate } from './validation.js';
 
 /** Filters of the inventory query. */
@@ -27,8 +28,8 @@ export interface InventoryQuery {
   includePreferences?: boolean;
 }
 
-/** Options of the inventory query. */
-export interface InventoryGetOptions extends RecordReadOptions {
+/** Options of the inventory query (`beforeBody`: see `StreamOptions`). */
+export interface InventoryGetOptions extends RecordReadOptions, StreamOptions {
   /** `get`: `/Api/Inventory/Get` (default); `plain`: `/Api/inventory`. The spec documents both. */
   form?: 'get' | 'plain';
 }
@@ -38,6 +39,7 @@ const UPDATE_ENDPOINT = '/Api/Inventory';
 
 /** Reads one item of a query answer; an item that does not fit is a reject (a streaming reader calls this per element). */
 export function parseInventoryRecord(raw: unknown, endpoint = `GET ${ENDPOINTS.get}`): RecordRead<InventoryItem> {
+  if (isInventoryItemAsSent(raw)) return { ok: true, record: raw };
   return readRecord(inventoryItemSchema, raw, { resource: 'inventory', key: 'Code', endpoint });
 }
 

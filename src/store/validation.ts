@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 
 import { ValidationError, type ValidationIssue, valueAt } from '../errors.js';
-import { inventoryUpdateSchema } from './schemas/index.js';
+import { inventoryUpdateSchema, isPlainInventoryUpdate } from './schemas/index.js';
 
 
 function fieldName(path: readonly PropertyKey[]): string {
@@ -54,6 +54,7 @@ function codeOf(item: unknown): string | undefined {
  * defaults to the item's Code. Returns no issues when the item may be sent.
  */
 export function validateInventoryUpdate(item: unknown, record?: string): ValidationIssue[] {
+  if (isPlainInventoryUpdate(item)) return [];
   const parsed = inventoryUpdateSchema.safeParse(item);
   if (parsed.success) return [];
   return issuesFrom(parsed.error, item, record ?? codeOf(item), 'not a field of the inventory item');

@@ -75,10 +75,10 @@ describe('inventory.get against a store that varies', () => {
 
 describe('inventory.each (the body read as a stream)', () => {
   /** A client of a fake store answering the inventory GET with `answer`. */
-  async function answering(answer: FakeAnswer) {
+  async function answering(answer: FakeAnswer, attempts = 1) {
     const fake = await startFakeRemote((request) => (request.path === '/Api/Inventory/Get' ? answer : undefined));
-    const client = fixture.newClient({ store: { baseUrl: fake.url, retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 } } });
-    return { client, close: () => fake.close() };
+    const client = fixture.newClient({ store: { baseUrl: fake.url, retry: { attempts, baseDelayMs: 1, maxDelayMs: 1 } } });
+    return { client, requests: () => fake.requests.filter((request) => request.path === '/Api/Inventory/Get').length, close: () => fake.close() };
   }
   const item = (n: number) => ({ InternalId: n, Code: `S-${n}`, Stock: n, Price: n + 0.5, Name: `Ñandú "${n}" \\ €` });
 
@@ -107,6 +107,25 @@ describe('inventory.each (the body read as a stream)', () => {
     await truncated.close();
     expect(error).toBeInstanceOf(StoreBadResponseError);
     expect((error as Error).message).toContain('response is not JSON');
+  });
+
+  it('reads the body only once beforeBody is done, and lets an error of it through, unretried and unwrapped', async () => {
+    const items = Array.from({ length: 3000 }, (_, i) => item(i + 1));
+    const { client, requests, close } = await answering({ body: items }, 3);
+    const seen: string[] = [];
+    let ready!: () => void;
+    const read = client.inventory.each({}, (visited) => void seen.push(visited.Code), { beforeBody: () => new Promise<void>((resolve) => (ready = resolve)) });
+    await expect.poll(() => ready).toBeTypeOf('function');
+    expect(seen).toEqual([]);
+    ready();
+    await read;
+    expect(seen).toHaveLength(3000);
+
+    const failure = new Error('ERP read failed');
+    const error = await client.inventory.each({}, () => {}, { beforeBody: () => Promise.reject(failure) }).catch((e: unknown) => e);
+    await close();
+    expect(error).toBe(failure);
+    expect(requests()).toBe(2);
   });
 
   it('sets aside an element of the wrong shape as it arrives and goes on with the next ones', async () => {

@@ -1,3 +1,6 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { storeSchema } from '../../src/config/schema.js';
@@ -11,6 +14,7 @@ import {
   StoreRateLimitedError,
   StoreRejectedError,
   StoreServerError,
+  StoreTimeoutError,
 } from '../../src/store/errors.js';
 import type { RecordReject } from '../../src/store/records.js';
 import { backoffMs, MAX_RETRY_AFTER_MS, parseRetryAfter } from '../../src/store/transport.js';
@@ -215,6 +219,42 @@ describe('retries', () => {
     expect(error).toBeInstanceOf(StoreNetworkError);
     expect((error as StoreNetworkError).message).toContain('ECONNREFUSED');
     expect(delays).toHaveLength(2);
+  });
+});
+
+describe('the deadline of a whole exchange (store.requestTimeoutMs)', () => {
+  it('ends a store that answers at once but trickles its body, with StoreTimeoutError, and retries it', async () => {
+    // Raw server: neither the simulator nor the fake remote sends a body a few bytes at a time. Each chunk
+    // comes well within undici's body timeout, so only the deadline of the whole exchange can end it.
+    let requests = 0;
+    const server = createServer((req, res) => {
+      if (req.url?.startsWith('/Api/Auth/')) {
+        res.end(JSON.stringify({ status: '0', message: 'ok', data: 'trickle-hash' }));
+        return;
+      }
+      requests += 1;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('[');
+      const drip = setInterval(() => res.write(' '), 40);
+      res.on('close', () => clearInterval(drip));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    open.push({ close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) });
+    const store = new StoreClient({
+      config: storeSchema.parse({
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        username: 'demo',
+        password: 'demo-password',
+        requestTimeoutMs: 300,
+        retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
+      }),
+      logger: silentLogger(),
+    });
+    open.push(store);
+    const error = await store.sales.list().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreTimeoutError);
+    expect((error as StoreTimeoutError).message).toContain('no answer within the timeout (300 ms)');
+    expect(requests).toBe(2);
   });
 });
 

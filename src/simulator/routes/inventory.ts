@@ -48,6 +48,7 @@ async function update(ctx: SimContext, req: RouteRequest): Promise<RouteReply> {
   const issues = inventoryIssues(body, 'api');
   if (issues.length > 0) throw validationFailure(issues);
   const input = body as ItemInput;
+  failingItem(ctx, input.Code);
   const stored = ctx.state.items.get(input.Code);
   if (!stored) throw new HttpError(404, `Product not found: ${input.Code}`);
   const refused = successFalse(ctx);
@@ -65,6 +66,7 @@ async function create(ctx: SimContext, req: RouteRequest): Promise<RouteReply> {
   const issues = inventoryIssues(body, 'api');
   if (issues.length > 0) throw validationFailure(issues);
   const input = body as ItemInput;
+  failingItem(ctx, input.Code);
   if (ctx.state.items.has(input.Code)) throw new HttpError(409, `Code already exists: ${input.Code}`);
   const refused = successFalse(ctx);
   if (refused) return refused;
@@ -81,4 +83,9 @@ export function inventoryRoutes(ctx: SimContext, createPath = '/Api/Inventory'):
     { method: 'PUT', template: '/Api/Inventory', handle: (req) => update(ctx, req) },
     { method: 'POST', template: createPath, handle: (req) => create(ctx, req) },
   ];
+}
+
+/** `failingItemCodes`: a write of one of these codes fails as a server error, whatever it holds. */
+function failingItem(ctx: SimContext, code: string): void {
+  if (ctx.faults.current.failingItemCodes.includes(code)) throw new HttpError(500, `Internal error while saving ${code}`);
 }
