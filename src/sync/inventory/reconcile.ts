@@ -1,7 +1,8 @@
 /**
  * The reconcile: the ERP's full current set against the store's inventory, field by field, and only
- * the differences queued. The ERP snapshot is read first and kept as the few fields it maps; the
- * store's inventory then streams past it item by item and is never held (see `reconcileWith`).
+ * the differences queued. The ERP snapshot is read first and kept as the few fields it maps, in
+ * columns (`ErpSnapshot`); the store's inventory then streams past it item by item and is never held
+ * (see `reconcileWith`).
  *
  * Differences are merged as forced pending values: change detection would otherwise skip a value
  * the store once acknowledged but no longer has. The version rule still applies: a snapshot row
@@ -25,7 +26,9 @@ import { validateInventoryUpdate } from '../../store/validation.js';
 import type { FlowDeps } from '../flow.js';
 import { sameValue } from './compare.js';
 import { enqueueSkus, PRIORITY } from './enqueue.js';
+import { ErpSnapshot } from './erp-snapshot.js';
 import { LOCAL_FIELDS, localFieldIssues, publishedStock, SAFETY_FIELD, safetyStockOf, storeFields } from './published-stock.js';
+import type { SkuReservations } from './reservations.js';
 import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
 import type { FieldDifference, PendingEntry, ReconcileReport } from './types.js';
 
@@ -52,25 +55,6 @@ const COMPARED = Object.keys(INVENTORY_FIELDS).filter((field) => field !== 'Code
 
 /** Store reads in flight when the store is read item by item (`skus`). */
 const LOOKUP_CONCURRENCY = 8;
-
-/** One store item as it streams past, reduced to what is compared. */
-interface StoreView {
-  code: string;
-  siteId: number | null;
-  fields: Record<string, unknown>;
-  /** Fields whose store value has a shape the ERP's cannot be compared with (Taxes as an object): not compared. */
-  opaque?: string[];
-}
-
-/** An ERP snapshot record kept for the comparison: its fields and cursor only (a few dozen bytes). */
-interface ErpEntry {
-  source: string;
-  cursor: SourceRecord['cursor'];
-  fields: Record<string, unknown>;
-  /** Fields to queue: found different on some store view (every field when forced). */
-  queue: Set<string> | undefined;
-  onStore: boolean;
-}
 
 /** A SKU's fields to queue, from one source's record. */
 interface QueueItem {
@@ -104,9 +88,10 @@ export async function runReconcile(deps: FlowDeps, options: ReconcileOptions = {
 
 /**
  * Compares the snapshots of `sources` with the store and queues the differences (unless dry run). The
- * ERP side is read first and kept as just the fields it maps; the store's inventory then streams past
- * it site by site, each item compared as it arrives and dropped, so the store's items (every field of
- * them: names, properties) are never held. 100,000 SKUs fit in the daemon's own footprint plus tens of MB.
+ * ERP side is read first and kept as just the fields it maps (about 130 bytes a SKU); the store's
+ * inventory then streams past it site by site, each item compared as it arrives and dropped, so the
+ * store's items (every field of them: names, properties) are never held. The store's answer for the
+ * first site is asked for while the ERP is read, and read once the ERP side is complete.
  */
 export async function reconcileWith(rt: InventoryRuntime, sources: readonly ChangeSource[], options: ReconcileOptions = {}): Promise<ReconcileReport> {
   const withSnapshot = sources.filter((source) => source.snapshot !== undefined);
@@ -133,53 +118,81 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
     storeRejected: 0,
     queued: 0,
   };
-  const { erp, sites: erpSites } = await readErp(withSnapshot, skuFilter, report, options);
-  // The store is compared with the published stock, so a reconcile never undoes a reservation.
-  const observedAt = rt.now();
-  const reservations = await rt.reservations.all();
-  // What the store should show: the published stock, not the ERP's (computed per comparison, not kept).
-  const expected = (entry: ErpEntry, sku: string): Record<string, unknown> => {
-    const values = storeFields(entry.fields);
-    if (typeof values.Stock === 'number') {
-      const version = cursorToVersion(entry.cursor);
-      const figure = { version: version ?? observedAt, at: observedAt, observedAt, ...(isTimestampCursor(entry.cursor) && version !== null ? { changedAt: version } : {}) };
-      const safety = safetyStockOf({ value: entry.fields[SAFETY_FIELD] }, rt.config.inventory.safetyStock);
-      values.Stock = publishedStock(values.Stock, figure, reservations.get(sku) ?? { version: 0, moves: 0, entries: [] }, safety).published;
-    }
-    return values;
+  // The sites the configuration writes to are known now; each SiteId the ERP records name is added once
+  // the ERP is read. Unfiltered (null) reads them all.
+  const sites = configuredSites(rt);
+  let erp = new ErpSnapshot();
+  // Per ERP row: whether the store showed its SKU, and the fields to queue (found different on some store
+  // item, every field when forced).
+  let onStore = new Uint8Array(0);
+  const queue = new Map<number, Set<string>>();
+  let reservations: ReadonlyMap<string, SkuReservations> = new Map();
+  let observedAt = 0;
+  // The ERP is read while the store prepares its answer for the first site: the store's body waits,
+  // unread, until the ERP side is complete (it must be, to compare), so memory holds the ERP side only.
+  const erpRead = (async () => {
+    const read = await readErp(withSnapshot, skuFilter, report, options);
+    erp = read.erp;
+    onStore = new Uint8Array(erp.rows);
+    if (!sites.includes(null)) for (const siteId of read.sites) if (!sites.includes(siteId)) sites.push(siteId);
+    // The store is compared with the published stock, so a reconcile never undoes a reservation.
+    observedAt = rt.now();
+    reservations = await rt.reservations.all();
+  })();
+  /** The Stock the store should show for an ERP row: the published stock (computed per comparison, not kept). */
+  const expectedStock = (row: number, sku: string): unknown => {
+    const stock = erp.get(row, 'Stock');
+    if (typeof stock !== 'number') return stock;
+    const safety = safetyStockOf({ value: erp.get(row, SAFETY_FIELD) }, rt.config.inventory.safetyStock);
+    const held = reservations.get(sku);
+    // No reservation: what publishedStock would compute, without building its figure.
+    if (held === undefined) return Math.max(0, stock - safety);
+    const cursor = erp.cursor(row);
+    const version = cursorToVersion(cursor);
+    const figure = { version: version ?? observedAt, at: observedAt, observedAt, ...(isTimestampCursor(cursor) && version !== null ? { changedAt: version } : {}) };
+    return publishedStock(stock, figure, held, safety).published;
   };
   const priorities = new Map<string, number>();
 
-  // The sites the configuration writes to, then each SiteId the ERP records name; unfiltered reads them all.
-  const sites = configuredSites(rt);
-  if (!sites.includes(null)) for (const siteId of erpSites) if (!sites.includes(siteId)) sites.push(siteId);
   report.sites = sites;
   const differing = new Set<string>();
-  const storeCodes = new Set<string>();
+  // Store codes with no ERP record (those with one are marked `onStore` on their entries).
+  const otherCodes = new Set<string>();
   const rejects: RecordReject[] = [];
-  const compare = (view: StoreView): void => {
+  const compare = (item: InventoryItem, siteId: number | null): void => {
     if (report.storeItems++ % 1000 === 0) options.signal?.throwIfAborted();
-    storeCodes.add(view.code);
-    for (const entry of erp.get(view.code) ?? []) {
-      entry.onStore = true;
-      const values = expected(entry, view.code);
-      const changed = diffRecord(report, view, values, sampleSize);
-      if (changed.length > 0) differing.add(view.code);
-      const queued = options.force ? valueFields(values) : changed;
+    const code = item.Code;
+    const first = erp.first(code);
+    if (first === undefined) {
+      otherCodes.add(code);
+      return;
+    }
+    for (let row: number | undefined = first; row !== undefined; row = erp.next(row)) {
+      onStore[row] = 1;
+      const stock = expectedStock(row, code);
+      const changed = diffRecord(report, item, siteId, erp, row, stock, sampleSize);
+      if (changed.length > 0) differing.add(code);
+      const queued = options.force ? valueFields(erp.fieldNames(row)) : changed;
       if (queued.length === 0) continue;
-      entry.queue ??= new Set();
-      for (const field of queued) entry.queue.add(field);
+      let fields = queue.get(row);
+      if (fields === undefined) queue.set(row, (fields = new Set()));
+      for (const field of queued) fields.add(field);
       // The worker recomputes the published stock from the ERP's figure and safety stock.
-      if (queued.includes('Stock') && SAFETY_FIELD in entry.fields) entry.queue.add(SAFETY_FIELD);
-      priorities.set(view.code, Math.min(priorities.get(view.code) ?? PRIORITY.other, reconcilePriority(queued, values, view)));
+      if (queued.includes('Stock') && erp.fieldNames(row).includes(SAFETY_FIELD)) fields.add(SAFETY_FIELD);
+      priorities.set(code, Math.min(priorities.get(code) ?? PRIORITY.other, reconcilePriority(queued, stock, item)));
     }
   };
-  for (const siteId of sites) await readSite(rt, siteId, options.skus, compare, rejects);
+  // configuredSites names one site at least; those the ERP names are added by the time the first is read.
+  // Both settle before either's error is thrown: a failed store request must not leave the ERP read running.
+  const [erpDone, firstSiteDone] = await Promise.allSettled([erpRead, readSite(rt, sites[0] ?? null, options.skus, compare, rejects, erpRead)]);
+  if (erpDone.status === 'rejected') throw erpDone.reason;
+  if (firstSiteDone.status === 'rejected') throw firstSiteDone.reason;
+  for (const siteId of sites.slice(1)) await readSite(rt, siteId, options.skus, compare, rejects, erpRead);
   options.onProgress?.(report.erpRecords, Math.max(report.erpRecords, report.storeItems));
 
   // SKUs on none of the sites read; an item the store sent malformed is there, only unreadable.
   const unreadable = new Set(rejects.flatMap((reject) => (reject.id === null ? [] : [reject.id])));
-  const absent = [...erp.keys()].filter((sku) => !storeCodes.has(sku) && !unreadable.has(sku));
+  const absent = [...erp.skus()].filter(([sku, row]) => onStore[row] === 0 && !unreadable.has(sku)).map(([sku]) => sku);
   const elsewhere = sites.includes(null) ? new Map<string, number[]>() : await findElsewhere(rt, sites, absent, rejects);
   const toQueue: QueueItem[] = [];
   for (const sku of absent) {
@@ -192,13 +205,12 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
     report.missingOnStore++;
     if (report.missingSample.length < sampleSize) report.missingSample.push(sku);
     if (!rt.config.inventory.createMissing) continue;
-    for (const entry of erp.get(sku) ?? []) {
-      toQueue.push({ source: entry.source, cursor: entry.cursor, sku, values: entry.fields, fields: valueFields(expected(entry, sku)) });
-    }
+    for (let row = erp.first(sku); row !== undefined; row = erp.next(row)) toQueue.push(queueItem(erp, row, sku, valueFields(erp.fieldNames(row))));
   }
-  for (const [sku, entries] of erp) {
-    for (const entry of entries) {
-      if (entry.queue && entry.queue.size > 0) toQueue.push({ source: entry.source, cursor: entry.cursor, sku, values: entry.fields, fields: [...entry.queue] });
+  for (const [sku, first] of erp.skus()) {
+    for (let row: number | undefined = first; row !== undefined; row = erp.next(row)) {
+      const fields = queue.get(row);
+      if (fields && fields.size > 0) toQueue.push(queueItem(erp, row, sku, [...fields]));
     }
   }
   if (report.dryRun) report.queued = new Set(toQueue.map(({ sku }) => sku)).size;
@@ -207,7 +219,7 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
   report.storeRejected = new Set(rejects.map((reject) => reject.id ?? reject.issues.map(formatIssue).join())).size;
   if (!report.dryRun) {
     await rt.storeRejects.park(rejects);
-    await rt.storeRejects.clear('inventory', storeCodes);
+    await rt.storeRejects.clear('inventory', storeCodes(erp, onStore, otherCodes));
   }
   report.itemsWithDifferences = differing.size;
   if (!skuFilter) {
@@ -220,14 +232,14 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
   return report;
 }
 
-/** Reads every snapshot into SKU → its records (fields and cursor only), validated on the way; and the SiteIds they name. */
+/** Reads every snapshot into SKU → its records (fields and cursor only, as rows), validated on the way; and the SiteIds they name. */
 async function readErp(
   sources: readonly ChangeSource[],
   skuFilter: ReadonlySet<string> | undefined,
   report: ReconcileReport,
   options: ReconcileOptions,
-): Promise<{ erp: Map<string, ErpEntry[]>; sites: Set<number> }> {
-  const erp = new Map<string, ErpEntry[]>();
+): Promise<{ erp: ErpSnapshot; sites: Set<number> }> {
+  const erp = new ErpSnapshot();
   const sites = new Set<number>();
   for (const source of sources) {
     for await (const chunk of source.snapshot!()) {
@@ -236,16 +248,13 @@ async function readErp(
         const sku = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
         if (sku === undefined || (skuFilter && !skuFilter.has(sku))) continue;
         report.erpRecords++;
-        if (validateInventoryUpdate({ InternalId: 0, ...storeFields(record.fields) }, sku).length > 0 || localFieldIssues(record, sku).length > 0) {
+        if (validateInventoryUpdate(storeValues(record.fields), sku).length > 0 || localFieldIssues(record, sku).length > 0) {
           report.rejected++;
           continue;
         }
         const siteId = record.fields.SiteId;
         if (typeof siteId === 'number' && Number.isInteger(siteId) && siteId > 0) sites.add(siteId);
-        const entry: ErpEntry = { source: source.name, cursor: record.cursor, fields: record.fields, queue: undefined, onStore: false };
-        const entries = erp.get(sku);
-        if (entries) entries.push(entry);
-        else erp.set(sku, [entry]);
+        erp.add(source.name, sku, record);
       }
       options.onProgress?.(report.erpRecords, report.erpRecords);
     }
@@ -253,15 +262,32 @@ async function readErp(
   return { erp, sites };
 }
 
-/** The fields of the values the store should show (all but the key). */
-function valueFields(values: Record<string, unknown>): string[] {
-  return Object.keys(values).filter((field) => field !== 'Code');
+/** The fields of a record the store takes: the record's own, unless it has one storesync keeps (no copy per row). */
+function storeValues(fields: Record<string, unknown>): Record<string, unknown> {
+  for (const field in fields) if (LOCAL_FIELDS.has(field)) return storeFields(fields);
+  return fields;
+}
+
+/** Of an ERP row's fields, those the store should show (not the fields storesync keeps). */
+function valueFields(fields: readonly string[]): string[] {
+  return fields.filter((field) => !LOCAL_FIELDS.has(field));
+}
+
+/** An ERP row's fields to queue. */
+function queueItem(erp: ErpSnapshot, row: number, sku: string, fields: string[]): QueueItem {
+  return { source: erp.source(row), cursor: erp.cursor(row), sku, values: erp.fields(row), fields };
+}
+
+/** Every code the store showed: those of the ERP's SKUs (`onStore` by first row), then the others. */
+function* storeCodes(erp: ErpSnapshot, onStore: Uint8Array, otherCodes: ReadonlySet<string>): Iterable<string> {
+  for (const [sku, row] of erp.skus()) if (onStore[row] === 1) yield sku;
+  yield* otherCodes;
 }
 
 /** A store showing more than may be sold is fixed first, then one showing less, then other fields. */
-function reconcilePriority(fields: readonly string[], values: Record<string, unknown>, view: StoreView): number {
+function reconcilePriority(fields: readonly string[], stock: unknown, item: InventoryItem): number {
   if (!fields.includes('Stock')) return PRIORITY.other;
-  return !(Number(view.fields.Stock) <= Number(values.Stock)) ? PRIORITY.decrease : PRIORITY.increase;
+  return !(Number(storeValue(item, 'Stock')) <= Number(stock)) ? PRIORITY.decrease : PRIORITY.increase;
 }
 
 /** Sites the configuration writes to: `inventory.reconcile.siteIds` and `store.siteId`; none: no filter (null). */
@@ -271,34 +297,38 @@ function configuredSites(rt: InventoryRuntime): Array<number | null> {
   return sites.size > 0 ? [...sites] : [null];
 }
 
-/** The store view of one item: the compared fields, those of a shape that cannot be compared set apart. */
-function viewOf(siteId: number | null, item: InventoryItem): StoreView {
-  const fields: Record<string, unknown> = {};
-  const opaque: string[] = [];
-  for (const field of COMPARED) {
-    const value = (item as Record<string, unknown>)[field];
-    if (value === undefined || value === null) continue;
-    if (typeof value === 'object' && SCALAR_TYPES.has(INVENTORY_FIELDS[field]?.type ?? '')) opaque.push(field);
-    else fields[field] = value;
-  }
-  return opaque.length > 0 ? { code: item.Code, siteId, fields, opaque } : { code: item.Code, siteId, fields };
+/** True when the store's value of `field` has a shape the ERP's cannot be compared with (Taxes as an object): not compared. */
+function isOpaque(item: InventoryItem, field: string): boolean {
+  const value = (item as Record<string, unknown>)[field];
+  return typeof value === 'object' && value !== null && SCALAR_TYPES.has(INVENTORY_FIELDS[field]?.type ?? '');
 }
 
-/** Streams one site of the store (or the items of `skus` on it) past `visit`; items that do not fit go to `rejects`. */
+/** The store's value of a compared field; undefined when absent, null or opaque. */
+function storeValue(item: InventoryItem, field: string): unknown {
+  const value = (item as Record<string, unknown>)[field];
+  return value === null || isOpaque(item, field) ? undefined : value;
+}
+
+/**
+ * Streams one site of the store (or the items of `skus` on it) past `visit`, once `ready` (the ERP side)
+ * is; items that do not fit go to `rejects`.
+ */
 async function readSite(
   rt: InventoryRuntime,
   siteId: number | null,
   skus: readonly string[] | undefined,
-  visit: (view: StoreView) => void,
+  visit: (item: InventoryItem, siteId: number | null) => void,
   rejects: RecordReject[],
+  ready: Promise<void>,
 ): Promise<void> {
-  const add = (item: InventoryItem): void => visit(viewOf(siteId, item));
+  const add = (item: InventoryItem): void => visit(item, siteId);
   const query = siteId === null ? {} : { siteId };
   const read = { onReject: (reject: RecordReject) => void rejects.push(reject) };
   if (skus === undefined) {
-    await rt.store.inventory.each(query, add, read);
+    await rt.store.inventory.each(query, add, { ...read, beforeBody: () => ready });
     return;
   }
+  await ready;
   await lookUp(rt, skus, query, read, add);
 }
 
@@ -337,22 +367,35 @@ async function findElsewhere(
   return found;
 }
 
-/** Compares what the store should show with one store view of the SKU; counts into `report`; returns the differing fields. */
-function diffRecord(report: ReconcileReport, view: StoreView, values: Record<string, unknown>, sampleSize: number): string[] {
+/**
+ * Compares what the store should show (the row's fields, `stock` for Stock) with one store item of the
+ * SKU; counts into `report`; returns the differing fields.
+ */
+function diffRecord(
+  report: ReconcileReport,
+  item: InventoryItem,
+  siteId: number | null,
+  snapshot: ErpSnapshot,
+  row: number,
+  stock: unknown,
+  sampleSize: number,
+): string[] {
   const changed: string[] = [];
-  for (const field of valueFields(values)) {
-    if (view.opaque?.includes(field)) continue;
-    if (sameValue(values[field], view.fields[field])) continue;
+  for (const field of snapshot.fieldNames(row)) {
+    if (LOCAL_FIELDS.has(field) || isOpaque(item, field)) continue;
+    const erp = field === 'Stock' ? stock : snapshot.value(row, field);
+    const store = storeValue(item, field);
+    if (sameValue(erp, store)) continue;
     changed.push(field);
     report.differences++;
     report.perField[field] = (report.perField[field] ?? 0) + 1;
-    if (report.sample.length < sampleSize) report.sample.push(difference(view.code, field, values[field], view));
+    if (report.sample.length < sampleSize) report.sample.push(difference(item.Code, field, erp, store, siteId));
   }
   return changed;
 }
 
-function difference(sku: string, field: string, erp: unknown, view: StoreView): FieldDifference {
-  return { sku, field, erp, store: view.fields[field] ?? null, ...(view.siteId === null ? {} : { siteId: view.siteId }) };
+function difference(sku: string, field: string, erp: unknown, store: unknown, siteId: number | null): FieldDifference {
+  return { sku, field, erp, store: store ?? null, ...(siteId === null ? {} : { siteId }) };
 }
 
 /** Merges the chosen fields as forced pending values and queues their SKUs. */
