@@ -180,8 +180,13 @@ export const configSchema = z.object({
     .prefault({}),
   inventory: z
     .object({
-      /** Jobs processed at once per worker process. */
+      /** Store writes in flight per worker process (and jobs processed at once). */
       concurrency: positiveInt.default(16),
+      /**
+       * The most SKUs one job carries: BullMQ's cost of a job is paid once per batch. A small set of
+       * changes is spread over `concurrency` jobs; 1 gives one job per SKU. @defaultValue 50
+       */
+      batchSize: positiveInt.max(1000).default(50),
       /** Attempts per job before it fails (and can be retried from the dashboard). */
       attempts: positiveInt.default(8),
       /** First retry delay; doubles each attempt. */

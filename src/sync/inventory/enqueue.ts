@@ -1,16 +1,18 @@
 /**
- * Adding inventory jobs: one job per SKU in flight. The SKU is the job name (findable in the dashboard)
- * and the deduplication id with `keepLastIfActive`, so a SKU has at most one active and one waiting
- * job: adds while one waits are absorbed by it, adds while one runs leave exactly one follow-up. A
- * custom `jobId = SKU` would instead silently drop adds while an old job with that id is kept.
+ * Adding inventory jobs. A job carries a batch of SKUs, never their values (those wait in the pending
+ * state), so what BullMQ spends on a job (adding, activating, finishing, its events) is spent once per
+ * batch, not once per SKU. A SKU changed again while its job waits simply lands in another job: the
+ * first job to run sends the newest values and the other finds nothing left to send.
+ *
+ * A small set is spread over up to `spread` jobs (a worker process's PUT slots), a large one goes in
+ * jobs of `batchSize`: ten changed SKUs make ten jobs that run side by side, ten thousand make two
+ * hundred jobs of fifty. A job of one SKU is named after it; a batch after its first SKU and its size.
  *
  * Stock-outs first: every job has a BullMQ priority (lower runs first; a job without one would run
- * before all of them), so a change that lowers the stock the store may sell overtakes a backlog of
- * increases, which overtake price-only changes. An add absorbed by a SKU's waiting job does not change
- * that job's priority by itself, so an urgent add raises the waiting job's priority.
+ * before all of them), and SKUs of different priorities never share a job, so a change that lowers the
+ * stock the store may sell overtakes a backlog of increases, which overtake price-only changes.
  */
-import { Job, type Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Queue } from 'bullmq';
 
 import type { InventoryJobData } from './types.js';
 
@@ -24,7 +26,13 @@ export const PRIORITY = {
   other: 3,
 } as const;
 
-/** Adds per call to Redis; large batches (a reconcile) go in chunks. */
+/** `inventory.batchSize`'s default: the most SKUs one job carries. */
+const DEFAULT_BATCH_SIZE = 50;
+
+/** Default of `spread`: `inventory.concurrency`'s default. */
+const DEFAULT_SPREAD = 16;
+
+/** Jobs per call to Redis; large sets (a reconcile) go in chunks. */
 const CHUNK = 500;
 
 /** Options of `enqueueSkus`. */
@@ -34,45 +42,59 @@ export interface EnqueueOptions {
   priorities?: ReadonlyMap<string, number>;
   /** Priority of every SKU without an entry in `priorities`. */
   priority?: number;
+  /** The most SKUs per job (`inventory.batchSize`). */
+  batchSize?: number;
+  /** How many jobs a small set is spread over (`inventory.concurrency`). */
+  spread?: number;
+  /** Milliseconds before the jobs may run. */
+  delay?: number;
+  /**
+   * One job per SKU (batchSize 1), deduplicated by SKU as storesync 0.1 did: at most one waiting (or
+   * retrying) and one running job per SKU. For SKUs handed out of batches: a SKU that keeps failing
+   * while it keeps changing would otherwise gain a job of its own from every batch that carries it.
+   */
+  ownJobs?: boolean;
 }
 
 /** Makes sure a job will run for each SKU after this call (values are already in the pending state). */
 export async function enqueueSkus(queue: Queue<InventoryJobData>, skus: Iterable<string>, options: EnqueueOptions = {}): Promise<number> {
-  const unique = [...new Set(skus)];
-  const priorityOf = (sku: string): number => options.priorities?.get(sku) ?? options.priority ?? PRIORITY.other;
-  for (let start = 0; start < unique.length; start += CHUNK) {
-    const chunk = unique.slice(start, start + CHUNK);
-    const jobs = await queue.addBulk(
-      chunk.map((sku) => ({
-        name: sku,
-        data: options.force ? { sku, force: true } : { sku },
-        opts: { deduplication: { id: sku, keepLastIfActive: true }, priority: priorityOf(sku) },
-      })),
-    );
-    const urgent = jobs.filter((job, i) => priorityOf(chunk[i] ?? '') === PRIORITY.decrease && job.id !== undefined).map((job) => job.id as string);
-    await raisePriorities(queue, urgent, PRIORITY.decrease);
+  const byPriority = new Map<number, string[]>();
+  const unique = new Set(skus);
+  for (const sku of unique) {
+    const priority = options.priorities?.get(sku) ?? options.priority ?? PRIORITY.other;
+    const group = byPriority.get(priority);
+    if (group) group.push(sku);
+    else byPriority.set(priority, [sku]);
   }
-  return unique.length;
+  const jobs: Array<{ name: string; data: InventoryJobData; opts: { priority: number; delay?: number; deduplication?: { id: string; keepLastIfActive: true } } }> = [];
+  for (const [priority, group] of [...byPriority].sort(([a], [b]) => a - b)) {
+    const size = options.ownJobs ? 1 : batchSizeFor(group.length, options);
+    for (let start = 0; start < group.length; start += size) {
+      const batch = group.slice(start, start + size);
+      jobs.push({
+        name: jobName(batch),
+        data: options.force ? { skus: batch, force: true } : { skus: batch },
+        opts: {
+          priority,
+          ...(options.delay ? { delay: options.delay } : {}),
+          // The values are read when the job runs, so an add while the SKU's job waits has nothing to add;
+          // one while it runs is kept as the follow-up (BullMQ's keepLastIfActive).
+          ...(options.ownJobs ? { deduplication: { id: batch[0] ?? '', keepLastIfActive: true as const } } : {}),
+        },
+      });
+    }
+  }
+  for (let start = 0; start < jobs.length; start += CHUNK) await queue.addBulk(jobs.slice(start, start + CHUNK));
+  return unique.size;
 }
 
-/**
- * Moves the SKUs' waiting jobs (possibly older ones that absorbed the adds) up to `priority`. One round
- * trip reads their priorities; only a job found with a lower one (rare) is changed.
- */
-async function raisePriorities(queue: Queue<InventoryJobData>, jobIds: readonly string[], priority: number): Promise<void> {
-  if (jobIds.length === 0) return;
-  // The flows open their queues on an ioredis connection of their own: read through it in one pipeline.
-  const client = queue.opts.connection;
-  let lower: readonly string[] = jobIds;
-  if (client instanceof Redis) {
-    const pipeline = client.pipeline();
-    for (const id of jobIds) pipeline.hget(queue.toKey(id), 'priority');
-    const results = (await pipeline.exec()) ?? [];
-    lower = jobIds.filter((_, i) => Number(results[i]?.[1] ?? 0) > priority);
-  }
-  for (const id of lower) {
-    const job = await Job.fromId<InventoryJobData>(queue, id);
-    // Only a job still waiting its turn can move; an active one leaves its follow-up as added last.
-    if (job && (await job.getState()) === 'prioritized') await job.changePriority({ priority }).catch(() => undefined);
-  }
+/** SKUs per job for a set of `count`: spread over `spread` jobs, at most `batchSize` each. */
+export function batchSizeFor(count: number, options: Pick<EnqueueOptions, 'batchSize' | 'spread'> = {}): number {
+  const { batchSize = DEFAULT_BATCH_SIZE, spread = DEFAULT_SPREAD } = options;
+  return Math.max(1, Math.min(batchSize, Math.ceil(count / spread)));
+}
+
+/** `SKU-1` for a job of one SKU, `SKU-1 +49` for a batch of fifty. */
+export function jobName(skus: readonly string[]): string {
+  return skus.length === 1 ? (skus[0] ?? '') : `${skus[0] ?? ''} +${skus.length - 1}`;
 }

@@ -13,10 +13,10 @@ import type { FlowDeps } from '../flow.js';
 import { appliesTo, newestEntry, planStock, RESERVATION_MOVES_FIELD, RESERVATION_VERSION_FIELD, SAFETY_FIELD, safetyStockOf } from './published-stock.js';
 import { parseSkuReservations } from './reservations.js';
 import { ACKED_AT_FIELD, InventoryState } from './state.js';
-import type { PendingEntry } from './types.js';
+import { type InventoryJobData, jobSkus, type PendingEntry } from './types.js';
 
-/** Failed jobs looked through for the SKU's (the most recent first). */
-const FAILED_SCAN = 1000;
+/** Jobs of each state looked through for the SKU's (the most recent first). */
+const JOB_SCAN = 1000;
 
 /** One field's last ERP value. */
 export interface ExplainedField {
@@ -147,16 +147,18 @@ async function describeJob(job: Job): Promise<ExplainedJob> {
   };
 }
 
-/** The SKU's waiting or running job (its deduplication entry) and its failed jobs among the most recent. */
+/**
+ * The jobs that carry the SKU among the most recent of each state: waiting, running or delayed (a batch
+ * names its first SKU only, so the data is searched) and failed (a failing SKU fails in a job of its own).
+ */
 async function skuJobs(redis: Redis, prefix: string, sku: string): Promise<ExplainedJob[]> {
   const queue = readOnlyQueue(redis, prefix, QUEUE_NAMES.inventory);
   try {
     const jobs: Job[] = [];
-    const current = await queue.getDeduplicationJobId(sku);
-    const job = current ? await queue.getJob(current) : undefined;
-    if (job) jobs.push(job);
-    for (const failed of await queue.getFailed(0, FAILED_SCAN - 1)) {
-      if (failed.name === sku && failed.id !== job?.id) jobs.push(failed);
+    for (const state of ['active', 'prioritized', 'waiting', 'delayed', 'failed'] as const) {
+      for (const job of await queue.getJobs([state], 0, JOB_SCAN - 1)) {
+        if (job && jobSkus(job.data as InventoryJobData).includes(sku)) jobs.push(job);
+      }
     }
     return await Promise.all(jobs.map(describeJob));
   } finally {
@@ -168,7 +170,7 @@ async function skuJobs(redis: Redis, prefix: string, sku: string): Promise<Expla
 async function skuRejects(redis: Redis, prefix: string, sku: string): Promise<Array<{ id: string; reason: string; at: string }>> {
   const queue = readOnlyQueue(redis, prefix, QUEUE_NAMES.inventoryRejects);
   try {
-    const failed = await queue.getFailed(0, FAILED_SCAN - 1);
+    const failed = await queue.getFailed(0, JOB_SCAN - 1);
     return failed.filter((job) => job.name === `reject:${sku}`).map((job) => ({ id: String(job.id), reason: job.failedReason, at: iso(job.finishedOn ?? job.timestamp) }));
   } finally {
     await queue.close();

@@ -10,7 +10,8 @@ import { createSource } from '../../erp/index.js';
 import { TypedEmitter } from '../../events.js';
 import { DeliveredWindow } from '../delivered-window.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
-import { type PolledSource, polledSource, pollRuns, type StartedFlow, startFlow } from '../lifecycle.js';
+import { onePollAtATime, type PolledSource, polledSource, pollRuns, type StartedFlow, startFlow } from '../lifecycle.js';
+import { historyOf, type PollHistory } from '../poll-source.js';
 import { pollSource } from './producer.js';
 import { type ReconcileOptions, reconcileWith } from './reconcile.js';
 import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
@@ -45,9 +46,12 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
     }
     return window;
   };
+  // When each source's last complete poll began, for the life of the flow (bounds the next overlap).
+  const histories = new Map<string, PollHistory>();
+  const serial = onePollAtATime();
   const pollWith = (rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>) => (name: string): Promise<PollReport> => {
     const { source, limit, initialCursor } = polledSource('inventory', sources, name);
-    return pollSource(rt, source, { limit, initialCursor, window: windowOf(name) });
+    return serial(name, () => pollSource(rt, source, { limit, initialCursor, window: windowOf(name), history: historyOf(histories, name) }));
   };
   const reconcileWithSources = (rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>) => (options: ReconcileOptions = {}) =>
     reconcileWith(rt, [...sources.values()].map((entry) => entry.source), options);

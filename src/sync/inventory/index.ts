@@ -1,4 +1,4 @@
-/** The inventory flow: ERP stock and prices → store, one job per SKU. */
+/** The inventory flow: ERP stock and prices → store, a batch of SKUs per job. */
 export type { PollOptions } from '../poll-source.js';
 export { explainSku, type SkuExplanation } from './explain.js';
 export { type InventoryFlow, startInventoryFlow } from './flow.js';

@@ -84,7 +84,7 @@ async function queueBatch(
   // Merge before adding: a job always finds its values, whichever instance runs it.
   const priorities = await rt.state.merge(good);
   const skus = good.map((item) => item.sku);
-  await enqueueSkus(rt.queue, skus, { priorities });
+  await enqueueSkus(rt.queue, skus, { priorities, batchSize: rt.config.inventory.batchSize, spread: rt.config.inventory.concurrency });
   await recordRejects(rt, source, rejects);
   window?.add(delivered);
   return { skus, rejected: rejects.length };

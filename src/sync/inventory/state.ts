@@ -22,104 +22,178 @@ import { SourceCursors } from '../drain-source.js';
 import type { PendingEntry } from './types.js';
 
 /**
- * Keeps per field the entry with the higher version, in the pending hash (KEYS[1]) and in the hash of
- * the ERP's last values (KEYS[2]) alike; among equal versions the later merge wins. Returns the job
- * priority the change deserves (enqueue.ts): 1 when it lowers the stock the store may sell (stock
- * down, safety stock up), 2 when it raises it, 3 for other fields or no change.
+ * Merges several SKUs in one call. KEYS: per SKU its pending hash and its ERP hash; ARGV: per SKU the
+ * number of fields, then field and entry JSON pairs. Per field it keeps the entry with the higher
+ * version in both hashes; among equal versions the later merge wins. Returns per SKU the job priority
+ * its change deserves (enqueue.ts): 1 when it lowers the stock the store may sell (stock down, safety
+ * stock up), 2 when it raises it, 3 for other fields or no change. Two reads and at most two writes
+ * per SKU, whatever its number of fields.
  */
 const MERGE = `
-local class = 3
-for i = 1, #ARGV, 2 do
-  local field, incoming = ARGV[i], ARGV[i + 1]
-  local a = cjson.decode(incoming)
-  -- The same version read again (an inclusive cursor, the overlap) is the same figure: it keeps the
-  -- time it was first read, or a reservation booked in between would stop counting against it.
-  local known = redis.call('HGET', KEYS[2], field)
-  if known and cjson.decode(known).version == a.version then
-    local first = string.match(known, '"observedAt":(%d+)')
-    if first then incoming = (string.gsub(incoming, '"observedAt":%d+', '"observedAt":' .. first, 1)) end
+local out = {}
+local a = 1
+local function newer(x, y) return not y or x.version > y.version or (x.version == y.version and x.at >= y.at) end
+for s = 1, #KEYS, 2 do
+  local pkey, ekey = KEYS[s], KEYS[s + 1]
+  local n = tonumber(ARGV[a])
+  local fields, raws = {}, {}
+  for j = 1, n do
+    fields[j], raws[j] = ARGV[a + 2 * j - 1], ARGV[a + 2 * j]
   end
-  for k = 1, 2 do
-    local current = redis.call('HGET', KEYS[k], field)
-    local b = current and cjson.decode(current)
-    local take = not b or a.version > b.version or (a.version == b.version and a.at >= b.at)
-    if take then
-      redis.call('HSET', KEYS[k], field, incoming)
-      if k == 2 and (field == 'Stock' or field == 'SafetyStock') and type(a.value) == 'number' then
-        local old = b and b.value
-        local down = field == 'Stock' and (type(old) ~= 'number' and a.value == 0 or type(old) == 'number' and a.value < old)
-          or field == 'SafetyStock' and type(old) == 'number' and a.value > old
-        if down then class = 1 elseif class > 2 and old ~= a.value then class = 2 end
+  a = a + 1 + 2 * n
+  local known = redis.call('HMGET', ekey, unpack(fields))
+  local pending = redis.call('HMGET', pkey, unpack(fields))
+  local psets, esets, class = {}, {}, 3
+  for j = 1, n do
+    local field, raw = fields[j], raws[j]
+    local inc = cjson.decode(raw)
+    local e = known[j] and cjson.decode(known[j])
+    -- The same version read again (an inclusive cursor, the overlap) is the same figure: it keeps the
+    -- time it was first read, or a reservation booked in between would stop counting against it.
+    if e and e.version == inc.version then
+      local first = string.match(known[j], '"observedAt":(%d+)')
+      if first then raw = (string.gsub(raw, '"observedAt":%d+', '"observedAt":' .. first, 1)) end
+    end
+    if newer(inc, pending[j] and cjson.decode(pending[j])) then
+      psets[#psets + 1] = field
+      psets[#psets + 1] = raw
+    end
+    if newer(inc, e) then
+      esets[#esets + 1] = field
+      esets[#esets + 1] = raw
+      if (field == 'Stock' or field == 'SafetyStock') and type(inc.value) == 'number' then
+        local old = e and e.value
+        local down = field == 'Stock' and (type(old) ~= 'number' and inc.value == 0 or type(old) == 'number' and inc.value < old)
+          or field == 'SafetyStock' and type(old) == 'number' and inc.value > old
+        if down then class = 1 elseif class > 2 and old ~= inc.value then class = 2 end
       end
     end
   end
+  if #psets > 0 then redis.call('HSET', pkey, unpack(psets)) end
+  if #esets > 0 then redis.call('HSET', ekey, unpack(esets)) end
+  out[#out + 1] = class
 end
-return class
+return out
 `;
 
 /**
- * ARGV[1]: the owner whose lock (KEYS[4]) is released afterwards, '' to leave the lock alone; then
- * groups of five: mode, field, raw pending JSON, version, acked value JSON ('' = leave).
- * mode 'applied' raises the applied version (never lowers it) and records the acked value; every mode
- * then removes the pending entry only if it is still the one that was handled. Mode 'stamp' only
- * writes the acked hash (`@at`: when the store last acknowledged a write).
+ * Settles several SKUs in one call. KEYS: per SKU its pending, applied, acked and lock keys. ARGV[1]:
+ * the owner whose locks are released afterwards, '' to leave the locks alone; then per SKU the number
+ * of settlements and five values each: mode, field, raw pending JSON, version, acked value JSON ('' =
+ * leave). Mode 'applied' raises the applied version (never lowers it) and records the acked value;
+ * every mode but 'stamp' then removes the pending entry only if it is still the one that was handled.
+ * Mode 'stamp' only writes the acked hash (`@at`: when the store last acknowledged a write).
  */
 const SETTLE = `
-for i = 2, #ARGV, 5 do
-  local mode, field, raw, version, value = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
-  if mode == 'stamp' then
-    redis.call('HSET', KEYS[3], field, value)
-  elseif mode == 'applied' then
-    local current = tonumber(redis.call('HGET', KEYS[2], field))
-    if not current or tonumber(version) > current then
-      redis.call('HSET', KEYS[2], field, version)
-    end
-    if value ~= '' then
-      redis.call('HSET', KEYS[3], field, value)
+local a = 2
+for s = 1, #KEYS, 4 do
+  local pkey, akey, kkey, lkey = KEYS[s], KEYS[s + 1], KEYS[s + 2], KEYS[s + 3]
+  local n = tonumber(ARGV[a])
+  a = a + 1
+  local versions, vfields, acks, pfields, praws = {}, {}, {}, {}, {}
+  for j = 1, n do
+    local mode, field, raw, version, value = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
+    a = a + 5
+    if mode == 'stamp' then
+      acks[#acks + 1] = field
+      acks[#acks + 1] = value
+    else
+      if mode == 'applied' then
+        local v = tonumber(version)
+        if versions[field] == nil then vfields[#vfields + 1] = field end
+        if versions[field] == nil or v > versions[field][1] then versions[field] = { v, version } end
+        if value ~= '' then
+          acks[#acks + 1] = field
+          acks[#acks + 1] = value
+        end
+      end
+      pfields[#pfields + 1] = field
+      praws[#praws + 1] = raw
     end
   end
-  if mode ~= 'stamp' and redis.call('HGET', KEYS[1], field) == raw then
-    redis.call('HDEL', KEYS[1], field)
+  if #vfields > 0 then
+    local current = redis.call('HMGET', akey, unpack(vfields))
+    local sets = {}
+    for j = 1, #vfields do
+      local c, v = tonumber(current[j]), versions[vfields[j]]
+      if not c or v[1] > c then
+        sets[#sets + 1] = vfields[j]
+        sets[#sets + 1] = v[2]
+      end
+    end
+    if #sets > 0 then redis.call('HSET', akey, unpack(sets)) end
   end
-end
-if ARGV[1] ~= '' and redis.call('GET', KEYS[4]) == ARGV[1] then
-  redis.call('DEL', KEYS[4])
+  if #acks > 0 then redis.call('HSET', kkey, unpack(acks)) end
+  if #pfields > 0 then
+    local current = redis.call('HMGET', pkey, unpack(pfields))
+    local del = {}
+    for j = 1, #pfields do
+      if current[j] == praws[j] then del[#del + 1] = pfields[j] end
+    end
+    if #del > 0 then redis.call('HDEL', pkey, unpack(del)) end
+  end
+  if ARGV[1] ~= '' and redis.call('GET', lkey) == ARGV[1] then
+    redis.call('DEL', lkey)
+  end
 end
 return 1
 `;
 
 /**
- * The lock script (KEYS[4], owner ARGV[1], ttl ARGV[2]) followed, when taken, by the SKU's pending,
- * applied, acked, ERP and reservation hashes (KEYS 1–3, 5, 6): a job's first round trip. Returns 0
- * when another owner holds the lock.
+ * Takes the write locks of several SKUs and reads their state: a job's first round trip. KEYS: per SKU
+ * its pending, applied, acked, lock, ERP and reservation keys. ARGV: the owner and the lock's ttl (ms).
+ * Returns per SKU 0 when another owner holds its lock, else its pending, applied, acked, ERP and
+ * reservation hashes. (The reservation hash outlives the SKU's entry in the set of reserved SKUs: its
+ * counters version the published stock, so it is always read.)
  */
 const LOCK_AND_READ = `
-local current = redis.call('GET', KEYS[4])
-if current ~= false and current ~= ARGV[1] then
-  return 0
+local owner, ttl = ARGV[1], ARGV[2]
+local out = {}
+for k = 1, #KEYS, 6 do
+  local taken = redis.call('SET', KEYS[k + 3], owner, 'NX', 'PX', ttl)
+  if not taken and redis.call('GET', KEYS[k + 3]) == owner then
+    taken = redis.call('SET', KEYS[k + 3], owner, 'PX', ttl)
+  end
+  if taken then
+    out[#out + 1] = { redis.call('HGETALL', KEYS[k]), redis.call('HGETALL', KEYS[k + 1]), redis.call('HGETALL', KEYS[k + 2]),
+      redis.call('HGETALL', KEYS[k + 4]), redis.call('HGETALL', KEYS[k + 5]) }
+  else
+    out[#out + 1] = 0
+  end
 end
-redis.call('SET', KEYS[4], ARGV[1], 'PX', ARGV[2])
-return { redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), redis.call('HGETALL', KEYS[3]),
-  redis.call('HGETALL', KEYS[5]), redis.call('HGETALL', KEYS[6]) }
+return out
 `;
 
-/** Takes the lock when it is free or already ours (re-entry after a crash, and renewal), for ARGV[2] ms. */
+/**
+ * Takes or renews the locks (KEYS) that are free or already held by the owner ARGV[1], for ARGV[2] ms
+ * (re-entry after a crash, and renewal); returns how many it holds.
+ */
 const LOCK = `
-local current = redis.call('GET', KEYS[1])
-if current == false or current == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return 1
+local held = 0
+for i = 1, #KEYS do
+  local current = redis.call('GET', KEYS[i])
+  if current == false or current == ARGV[1] then
+    redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+    held = held + 1
+  end
 end
-return 0
+return held
 `;
 
+/** The scripts, called with the number of keys first (their key count varies with the SKUs). */
 interface ScriptCommands {
-  invMerge(pendingKey: string, erpKey: string, ...fieldAndJson: string[]): Promise<number>;
-  invSettle(pendingKey: string, appliedKey: string, ackedKey: string, lockKey: string, ...args: string[]): Promise<number>;
-  invLockAndRead(...keysThenOwnerAndTtl: Array<string | number>): Promise<0 | [string[], string[], string[], string[], string[]]>;
-  invLock(lockKey: string, owner: string, ttlMs: number): Promise<number>;
+  invMerge(numKeys: number, ...keysThenArgs: string[]): Promise<number[]>;
+  invSettle(numKeys: number, ...keysThenArgs: string[]): Promise<number>;
+  invLockAndRead(numKeys: number, ...keysThenArgs: Array<string | number>): Promise<Array<0 | string[][]>>;
+  invLock(numKeys: number, ...keysThenArgs: Array<string | number>): Promise<number>;
   invUnlock(lockKey: string, owner: string): Promise<number>;
 }
+
+/** The per-SKU keys. */
+type StateKind = 'pending' | 'applied' | 'acked' | 'lock' | 'erp' | 'res';
+
+/** SKUs per script call: one call holds Redis for the time it runs, so large batches go in chunks. */
+const SCRIPT_CHUNK = 200;
 
 /** The acked-hash field holding when the store last acknowledged a write of the SKU (ms). */
 export const ACKED_AT_FIELD = '@at';
@@ -141,6 +215,14 @@ export interface SkuState {
   reservations: Record<string, string>;
 }
 
+/** What a job settles for one SKU. */
+export interface SkuSettlement {
+  sku: string;
+  settlements: readonly Settlement[];
+  /** When the store acknowledged the job's write of the SKU, if it did. */
+  ackedAt?: number;
+}
+
 /** How a handled pending entry is settled. */
 export type Settlement =
   /** The store has the value now (sent and acknowledged, or already equal): record it, clear pending. */
@@ -160,33 +242,39 @@ export class InventoryState {
     this.#redis = redis;
     this.#prefix = prefix;
     this.cursors = new SourceCursors(redis, prefix, 'inv');
-    redis.defineCommand('invMerge', { numberOfKeys: 2, lua: MERGE });
-    redis.defineCommand('invSettle', { numberOfKeys: 4, lua: SETTLE });
-    redis.defineCommand('invLockAndRead', { numberOfKeys: 6, lua: LOCK_AND_READ });
-    redis.defineCommand('invLock', { numberOfKeys: 1, lua: LOCK });
+    redis.defineCommand('invMerge', { lua: MERGE });
+    redis.defineCommand('invSettle', { lua: SETTLE });
+    redis.defineCommand('invLockAndRead', { lua: LOCK_AND_READ });
+    redis.defineCommand('invLock', { lua: LOCK });
     // Deletes the lock only if this owner still holds it (an expired lock may belong to another worker now).
     redis.defineCommand('invUnlock', { numberOfKeys: 1, lua: RELEASE_IF_OWNER });
   }
 
-  #key(kind: 'pending' | 'applied' | 'acked' | 'lock' | 'erp' | 'res', sku: string): string {
+  get #scripts(): ScriptCommands {
+    return this.#redis as unknown as ScriptCommands;
+  }
+
+  #key(kind: StateKind, sku: string): string {
     return stateKey(this.#prefix, 'inv', kind, sku);
   }
 
   /**
-   * Merges the field entries of several SKUs in one round trip; returns per SKU the job priority its
-   * change deserves (the most urgent when a SKU comes twice).
+   * Merges the field entries of several SKUs (one script call per chunk); returns per SKU the job
+   * priority its change deserves (the most urgent when a SKU comes twice).
    */
   async merge(items: ReadonlyArray<{ sku: string; entries: Record<string, PendingEntry> }>): Promise<Map<string, number>> {
     const priorities = new Map<string, number>();
     const merged = items.filter(({ entries }) => Object.keys(entries).length > 0);
-    if (merged.length === 0) return priorities;
-    const pipeline = this.#redis.pipeline();
-    for (const { sku, entries } of merged) {
-      const args = Object.entries(entries).flatMap(([field, entry]) => [field, JSON.stringify(entry)]);
-      (pipeline as unknown as ScriptCommands).invMerge(this.#key('pending', sku), this.#key('erp', sku), ...args);
+    for (let start = 0; start < merged.length; start += SCRIPT_CHUNK) {
+      const chunk = merged.slice(start, start + SCRIPT_CHUNK);
+      const keys = chunk.flatMap(({ sku }) => [this.#key('pending', sku), this.#key('erp', sku)]);
+      const args = chunk.flatMap(({ entries }) => {
+        const fields = Object.entries(entries);
+        return [String(fields.length), ...fields.flatMap(([field, entry]) => [field, JSON.stringify(entry)])];
+      });
+      const results = await this.#scripts.invMerge(keys.length, ...keys, ...args);
+      chunk.forEach(({ sku }, i) => priorities.set(sku, Math.min(Number(results[i]), priorities.get(sku) ?? Number.POSITIVE_INFINITY)));
     }
-    const results = await execOrThrow(pipeline);
-    merged.forEach(({ sku }, i) => priorities.set(sku, Math.min(Number(results[i]), priorities.get(sku) ?? Number.POSITIVE_INFINITY)));
     return priorities;
   }
 
@@ -206,63 +294,83 @@ export class InventoryState {
   }
 
   /**
-   * Takes the SKU's write lock (see `lock`) and reads its state (as `read`) in the same round trip;
-   * undefined when another owner holds the lock.
+   * Takes the write locks of several SKUs (see `lock`) and reads their state (as `read`), one script
+   * call per chunk; a SKU whose lock another owner holds maps to undefined.
    */
+  async lockAndReadMany(skus: readonly string[], owner: string, ttlMs: number): Promise<Map<string, SkuState | undefined>> {
+    const out = new Map<string, SkuState | undefined>();
+    for (let start = 0; start < skus.length; start += SCRIPT_CHUNK) {
+      const chunk = skus.slice(start, start + SCRIPT_CHUNK);
+      const keys = chunk.flatMap((sku) => ['pending', 'applied', 'acked', 'lock', 'erp', 'res'].map((kind) => this.#key(kind as StateKind, sku)));
+      const results = await this.#scripts.invLockAndRead(keys.length, ...keys, owner, ttlMs);
+      chunk.forEach((sku, i) => {
+        const result = results[i];
+        if (!result) {
+          out.set(sku, undefined);
+          return;
+        }
+        const [pending, applied, acked, erp, reservations] = result.map(hashOf);
+        out.set(sku, skuState(pending ?? {}, applied ?? {}, acked ?? {}, erp ?? {}, reservations ?? {}));
+      });
+    }
+    return out;
+  }
+
+  /** `lockAndReadMany` of one SKU: its state, or undefined when another owner holds its lock. */
   async lockAndRead(sku: string, owner: string, ttlMs: number): Promise<SkuState | undefined> {
-    const result = await (this.#redis as unknown as ScriptCommands).invLockAndRead(
-      this.#key('pending', sku),
-      this.#key('applied', sku),
-      this.#key('acked', sku),
-      this.#key('lock', sku),
-      this.#key('erp', sku),
-      this.#key('res', sku),
-      owner,
-      ttlMs,
-    );
-    if (result === 0) return undefined;
-    const [pending, applied, acked, erp, reservations] = result.map(hashOf);
-    return skuState(pending ?? {}, applied ?? {}, acked ?? {}, erp ?? {}, reservations ?? {});
+    return (await this.lockAndReadMany([sku], owner, ttlMs)).get(sku);
   }
 
   /**
-   * Applies the settlements of one SKU atomically; `ackedAt` records when the store acknowledged a
-   * write; with `unlockOwner`, then releases the SKU's write lock if that owner still holds it (a job's
-   * last round trip).
+   * Applies the settlements of several SKUs (one script call per chunk, each SKU atomically); `ackedAt`
+   * records when the store acknowledged a write of the SKU; with `unlockOwner`, then releases each
+   * SKU's write lock if that owner still holds it (a job's last round trip).
    */
+  async settleMany(items: readonly SkuSettlement[], unlockOwner?: string): Promise<void> {
+    const work = unlockOwner === undefined ? items.filter((item) => item.settlements.length > 0 || item.ackedAt !== undefined) : items;
+    for (let start = 0; start < work.length; start += SCRIPT_CHUNK) {
+      const chunk = work.slice(start, start + SCRIPT_CHUNK);
+      const keys = chunk.flatMap(({ sku }) => [this.#key('pending', sku), this.#key('applied', sku), this.#key('acked', sku), this.#key('lock', sku)]);
+      const args = chunk.flatMap(({ settlements, ackedAt }) => {
+        const groups = settlements.flatMap((s) => [
+          s.mode,
+          s.field,
+          s.read.raw,
+          String(s.read.entry.version),
+          s.mode === 'applied' && s.ackValue !== undefined ? JSON.stringify(s.ackValue) : '',
+        ]);
+        if (ackedAt !== undefined) groups.push('stamp', ACKED_AT_FIELD, '', '0', JSON.stringify(ackedAt));
+        return [String(groups.length / 5), ...groups];
+      });
+      await this.#scripts.invSettle(keys.length, ...keys, unlockOwner ?? '', ...args);
+    }
+  }
+
+  /** `settleMany` of one SKU. */
   async settle(sku: string, settlements: readonly Settlement[], ackedAt?: number, unlockOwner?: string): Promise<void> {
-    if (settlements.length === 0 && ackedAt === undefined && unlockOwner === undefined) return;
-    const args = settlements.flatMap((s) => [
-      s.mode,
-      s.field,
-      s.read.raw,
-      String(s.read.entry.version),
-      s.mode === 'applied' && s.ackValue !== undefined ? JSON.stringify(s.ackValue) : '',
-    ]);
-    if (ackedAt !== undefined) args.push('stamp', ACKED_AT_FIELD, '', '0', JSON.stringify(ackedAt));
-    await (this.#redis as unknown as ScriptCommands).invSettle(
-      this.#key('pending', sku),
-      this.#key('applied', sku),
-      this.#key('acked', sku),
-      this.#key('lock', sku),
-      unlockOwner ?? '',
-      ...args,
-    );
+    await this.settleMany([{ sku, settlements, ...(ackedAt === undefined ? {} : { ackedAt }) }], unlockOwner);
+  }
+
+  /** Takes or renews the write locks of several SKUs for `ttlMs` (see `lock`); returns how many the owner holds. */
+  async lockMany(skus: readonly string[], owner: string, ttlMs: number): Promise<number> {
+    if (skus.length === 0) return 0;
+    const keys = skus.map((sku) => this.#key('lock', sku));
+    return this.#scripts.invLock(keys.length, ...keys, owner, ttlMs);
   }
 
   /**
-   * Takes the SKU's write lock for `ttlMs`. Deduplication already keeps one job per SKU running, but a
-   * failed job retried from the dashboard (or a stalled one recovered) runs beside a newer job: the
+   * Takes the SKU's write lock for `ttlMs`. A SKU changed again while its job waits is in two jobs, and
+   * a failed job retried from the dashboard (or a stalled one recovered) runs beside a newer job: the
    * lock keeps their PUTs from crossing, which could leave an older value on the store. The owner that
    * holds it may take it again: that renews it, and lets a job restarted after a crash continue.
    */
   async lock(sku: string, owner: string, ttlMs: number): Promise<boolean> {
-    return (await (this.#redis as unknown as ScriptCommands).invLock(this.#key('lock', sku), owner, ttlMs)) === 1;
+    return (await this.lockMany([sku], owner, ttlMs)) === 1;
   }
 
   /** Releases the SKU's write lock if `owner` still holds it. */
   async unlock(sku: string, owner: string): Promise<void> {
-    await (this.#redis as unknown as ScriptCommands).invUnlock(this.#key('lock', sku), owner);
+    await this.#scripts.invUnlock(this.#key('lock', sku), owner);
   }
 
   /** The applied versions of several SKUs (the reconcile versions cursor-less snapshot rows with them). */

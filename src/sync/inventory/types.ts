@@ -4,11 +4,18 @@
  */
 import type { Cursor } from '../../erp/types.js';
 
-/** Data of an `inventory` job. Values are not in the job: the worker reads them from the pending state. */
-export interface InventoryJobData {
-  sku: string;
+/**
+ * Data of an `inventory` job: a batch of SKUs (often one). Values are not in the job: the worker reads
+ * them from the pending state. Jobs queued by storesync 0.1 carry one `sku` instead; they still run.
+ */
+export type InventoryJobData = ({ skus: string[] } | { sku: string }) & {
   /** Send every pending field even if the store already acknowledged the same value. */
   force?: boolean;
+};
+
+/** The SKUs of a job. */
+export function jobSkus(data: InventoryJobData): string[] {
+  return 'skus' in data ? data.skus : [data.sku];
 }
 
 /** A field value waiting to be sent, as stored (JSON) in `inv:pending:{sku}`. */
@@ -34,10 +41,11 @@ export interface PendingEntry {
 }
 
 /**
- * What a job ended with. `rate_limited` (the store said 429) and `deferred` (another job was writing
- * the SKU) return the job to the queue without using an attempt.
+ * What became of a SKU in a job. `rate_limited` (the store said 429) and `deferred` (another job was
+ * writing the SKU) return it to the queue without using an attempt; `isolated` hands a SKU that failed
+ * or was refused inside a batch to a job of its own, which retries it or fails with the reason.
  */
-export type JobOutcome = 'completed' | 'skipped' | 'retried' | 'failed' | 'rejected' | 'rate_limited' | 'deferred';
+export type JobOutcome = 'completed' | 'skipped' | 'retried' | 'failed' | 'rejected' | 'rate_limited' | 'deferred' | 'isolated';
 
 /** One poll of one source. */
 export interface PollReport {

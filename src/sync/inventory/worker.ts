@@ -1,13 +1,20 @@
 /**
- * The worker side: one job per SKU. The job carries only the SKU; the values come from the pending
- * state at run time, so ten changes between two runs make one PUT. Per field the worker
+ * The worker side. A job carries a batch of SKUs (often one); the values come from the pending state at
+ * run time, so ten changes between two runs make one PUT. One round trip takes the SKUs' write locks and
+ * reads their state, each SKU's PUT then waits for one of the process's store slots (`store-slots.ts`),
+ * and one round trip settles what was handled and releases the locks. Per field the worker
  * - drops values not newer than the version the store already took (never stale under retries,
  *   duplicates or reordering),
  * - skips values equal to what the store last acknowledged (change detection) unless forced,
- * - validates the rest with the store's rules, then sends one PUT with the client's retries off
+ * - validates the rest with the store's rules, then sends one PUT per SKU with the client's retries off
  *   (BullMQ owns retries), and on success records what the store now holds.
- * The error's class decides what happens next: 429 pauses the whole queue, temporary errors are
- * retried with backoff, permanent ones fail the job at once with a reason naming the SKU.
+ *
+ * A job of one SKU ends as its SKU did: a 429 pauses the whole queue, temporary errors are retried with
+ * backoff, permanent ones fail the job at once with a reason naming the SKU, and a SKU another job is
+ * writing waits its turn. In a batch one SKU never holds up the others: a SKU that failed, was refused
+ * or is being written elsewhere is handed to a job of its own (`isolated`), which then ends as above, so
+ * a failing SKU still ends as a failed job named after it, retried from the dashboard. A 429 stops the
+ * batch: its unsent SKUs stay in the job, which goes back to wait for the store.
  */
 import { isDeepStrictEqual } from 'node:util';
 
@@ -21,19 +28,18 @@ import { willRetry } from '../../queue/job-retry.js';
 import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
 import { StoreNotFoundError, StoreRateLimitedError } from '../../store/errors.js';
 import type { InventoryUpdateInput } from '../../store/schemas/index.js';
-import { validateInventoryUpdate } from '../../store/validation.js';
-import { enqueueSkus } from './enqueue.js';
+import { enqueueSkus, PRIORITY } from './enqueue.js';
 import { isStockInput, planStock } from './published-stock.js';
 import type { Reservation } from './reservations.js';
 import type { InventoryRuntime } from './runtime.js';
 import type { PendingRead, Settlement, SkuState } from './state.js';
-import type { InventoryJobData, JobOutcome } from './types.js';
+import { StoreSlots } from './store-slots.js';
+import { type InventoryJobData, type JobOutcome,jobSkus } from './types.js';
 
-/** What a job returns (shown in the dashboard). */
-export interface InventoryJobResult {
-  outcome: 'completed' | 'skipped' | 'created';
-  fields: string[];
-}
+/** What a job returns (shown in the dashboard): a job of one SKU says what it sent, a batch counts. */
+export type InventoryJobResult =
+  | { outcome: 'completed' | 'skipped' | 'created'; fields: string[] }
+  | { outcome: 'batch'; skus: number; counts: Partial<Record<JobOutcome, number>>; isolated: string[] };
 
 const QUEUE = QUEUE_NAMES.inventory;
 
@@ -51,11 +57,15 @@ const UNLIMITED = { max: 1_000_000, duration: 1000 };
  */
 const LOCK_TTL_MS = 15_000;
 
-/** Starts a worker on the inventory queue; `connection` is its own (the caller closes it after the worker). */
+/**
+ * Starts a worker on the inventory queue; `connection` is its own (the caller closes it after the
+ * worker). It runs up to `inventory.concurrency` jobs at once, and their SKUs share as many store slots.
+ */
 export function createInventoryWorker(rt: InventoryRuntime, connection: Redis): Worker<InventoryJobData, InventoryJobResult> {
+  const slots = new StoreSlots(rt.config.inventory.concurrency);
   const worker = new Worker<InventoryJobData, InventoryJobResult>(
     QUEUE,
-    (job, token, signal) => returnJobOnAbort(job, token, signal, processInventoryJob(rt, job, token)),
+    (job, token, signal) => returnJobOnAbort(job, token, signal, processInventoryJob(rt, slots, job, token, signal)),
     {
       connection,
       prefix: rt.config.redis.prefix,
@@ -66,118 +76,213 @@ export function createInventoryWorker(rt: InventoryRuntime, connection: Redis): 
   );
   worker.on('error', (error) => rt.logger.warn({ err: error }, 'inventory worker error'));
   worker.on('failed', (job, error) => {
-    // Stalled out (marked by a worker of another version, or with other settings): the SKU's values
-    // are still pending, so a new job sends them; the failed one stays visible.
+    // Stalled out (marked by a worker of another version, or with other settings): the SKUs' values
+    // are still pending, so new jobs send them; the failed one stays visible.
     if (job && error.message === STALLED_LIMIT_REASON) {
-      rt.logger.warn({ sku: job.data.sku, jobId: job.id }, 'inventory job stalled out; its SKU is queued again');
-      void enqueueSkus(rt.queue, [job.data.sku]).catch((err: unknown) => rt.logger.error({ err, sku: job.data.sku }, 'could not queue a stalled-out SKU again'));
+      const skus = jobSkus(job.data);
+      rt.logger.warn({ skus: skus.length, jobId: job.id }, 'inventory job stalled out; its SKUs are queued again');
+      void enqueueSkus(rt.queue, skus, batchOptions(rt, job)).catch((err: unknown) => rt.logger.error({ err, jobId: job.id }, 'could not queue the SKUs of a stalled-out job again'));
     }
   });
   return worker;
 }
 
-/** Runs one inventory job under the SKU's write lock; a SKU being written elsewhere waits its turn. */
-async function processInventoryJob(rt: InventoryRuntime, job: Job<InventoryJobData>, token: string | undefined): Promise<InventoryJobResult> {
-  const started = rt.now();
-  const { sku } = job.data;
-  const done = (outcome: JobOutcome, fields: string[], reason?: string): void => {
-    rt.metrics.jobs.inc({ queue: QUEUE, outcome });
-    rt.metrics.jobDuration.observe({ queue: QUEUE }, (rt.now() - started) / 1000);
-    rt.events.emit('inventory:job:done', { sku, outcome, fields, ...(reason === undefined ? {} : { reason }) });
-  };
-  const owner = String(job.id);
-  // One round trip takes the lock and reads the state; one settles what was handled and unlocks.
-  const state = await rt.state.lockAndRead(sku, owner, LOCK_TTL_MS);
-  if (!state) {
-    // Not an attempt: the job comes back after a short delay, once the other write is done.
-    await job.moveToDelayed(rt.now() + rt.config.inventory.backoffMs, token);
-    done('deferred', []);
-    throw new DelayedError();
-  }
-  const renew = setInterval(() => void rt.state.lock(sku, owner, LOCK_TTL_MS).catch(() => undefined), LOCK_TTL_MS / 3);
-  const handled: Handled = { settlements: [] };
-  let outcome: Parameters<typeof done> | undefined;
-  try {
-    return await writeSku(rt, job, state, handled, (...args) => (outcome = args));
-  } finally {
-    clearInterval(renew);
-    try {
-      await rt.state.settle(sku, handled.settlements, handled.ackedAt, owner);
-    } finally {
-      // Told once the state is settled: whoever listens sees what the job left in Redis.
-      if (outcome) done(...outcome);
-    }
-  }
-}
-
-/** What a job handled, settled (and its lock released) in one round trip when it ends. */
-interface Handled {
+/** What became of one SKU of a job, and what to settle for it. */
+interface SkuRun {
+  sku: string;
+  outcome: JobOutcome;
+  fields: string[];
+  reason?: string;
+  /** The error behind `retried`, `failed` or `rate_limited`. */
+  error?: unknown;
+  /** The store did not know the item and it was created. */
+  created?: boolean;
+  /** The failure is permanent (the job fails without another attempt). */
+  permanent?: boolean;
   settlements: Settlement[];
-  /** When the store acknowledged the job's write, if it did. */
+  /** When the store acknowledged the write, if it did. */
   ackedAt?: number;
 }
 
-/**
- * Plans, validates and sends the pending fields of the job's SKU; what it handled goes into `handled`
- * (applied once the caller settles it: a failed PUT leaves it pending, so the next attempt plans it
- * again the same way).
- */
-async function writeSku(
+/** Runs one inventory job: its SKUs under their write locks, each PUT in a store slot. */
+async function processInventoryJob(
   rt: InventoryRuntime,
+  slots: StoreSlots,
   job: Job<InventoryJobData>,
-  state: SkuState,
-  handled: Handled,
-  done: (outcome: JobOutcome, fields: string[], reason?: string) => void,
+  token: string | undefined,
+  signal?: AbortSignal,
 ): Promise<InventoryJobResult> {
-  const { sku } = job.data;
-  const { send, settled, onApplied, passed } = plan(rt, state, job.data);
-  handled.settlements.push(...settled);
+  const started = rt.now();
+  const skus = jobSkus(job.data);
+  const owner = String(job.id);
+  // One round trip takes the locks and reads the states; one settles what was handled and unlocks.
+  const states = await rt.state.lockAndReadMany(skus, owner, LOCK_TTL_MS);
+  const held = skus.filter((sku) => states.get(sku) !== undefined);
+  const renew = held.length > 0 ? setInterval(() => void rt.state.lockMany(held, owner, LOCK_TTL_MS).catch(() => undefined), LOCK_TTL_MS / 3) : undefined;
+  const ctx: JobContext = { rt, slots, job, alone: skus.length === 1, priority: job.opts.priority ?? PRIORITY.other, ...(signal ? { signal } : {}) };
+  // Every SKU ends before the locks go, even when one of them meets an error (of Redis: the store's
+  // answers are outcomes): no PUT of this job may still be in flight once it settles.
+  const ended = await Promise.allSettled(skus.map((sku) => runSku(ctx, sku, states.get(sku))));
+  clearInterval(renew);
+  const runs = ended.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  // Settled whatever happened: a SKU without a run is only unlocked.
+  const bySku = new Map(runs.map((run) => [run.sku, run]));
+  await rt.state.settleMany(
+    held.map((sku) => {
+      const run = bySku.get(sku);
+      return { sku, settlements: run?.settlements ?? [], ...(run?.ackedAt === undefined ? {} : { ackedAt: run.ackedAt }) };
+    }),
+    owner,
+  );
+  const failure = ended.find((result) => result.status === 'rejected');
+  if (failure) throw failure.reason;
+  if (signal?.aborted) {
+    // Shut down: the job is back in the queue with every SKU (returnJobOnAbort); the ones sent are settled.
+    report(rt, runs, started);
+    return { outcome: 'batch', skus: runs.length, counts: {}, isolated: [] };
+  }
+  return ctx.alone && runs[0] ? finishAlone(ctx, runs[0], token, started) : finishBatch(ctx, runs, started);
+}
+
+/** A SKU not sent because the process shuts down. */
+class ShutdownError extends Error {}
+
+/** What every SKU of a job shares. */
+interface JobContext {
+  rt: InventoryRuntime;
+  slots: StoreSlots;
+  job: Job<InventoryJobData>;
+  /** The job carries one SKU: its SKU's failure is the job's. */
+  alone: boolean;
+  priority: number;
+  /** Set when the store answered 429 to one SKU: the others are not sent. */
+  rateLimited?: StoreRateLimitedError;
+  /** Aborted at the shutdown deadline: SKUs still waiting for a slot are not sent. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Plans, validates and sends the pending fields of one SKU; never throws for the store's answer, which
+ * becomes the run's outcome. What it handled goes into the run's settlements (applied once settled: a
+ * failed PUT leaves the values pending, so the next attempt plans them again the same way).
+ */
+async function runSku(ctx: JobContext, sku: string, state: SkuState | undefined): Promise<SkuRun> {
+  const { rt, job, alone } = ctx;
+  // Not an attempt: the SKU comes back after a short delay, once the other write is done.
+  if (!state) return { sku, outcome: 'deferred', fields: [], settlements: [] };
+  const { send, settled, onApplied, passed } = plan(rt, state, job.data.force === true);
+  const fields = [...send.keys()];
+  const run = { sku, fields, settlements: [...settled] };
   // Booked reservations the ERP figure has passed apply to no figure from now on.
   await rt.reservations.prune(sku, passed);
-  if (send.size === 0) {
-    done('skipped', []);
-    return { outcome: 'skipped', fields: [] };
-  }
+  if (send.size === 0) return { ...run, outcome: 'skipped' };
 
-  const fields = [...send.keys()];
-  // Values come from Redis as JSON; the store's validation decides whether they may be sent.
+  // Values come from Redis as JSON; the store client's validation (before anything is sent) decides
+  // whether they may be sent.
   const item = { InternalId: 0, Code: sku, ...Object.fromEntries([...send].map(([f, r]) => [f, r.entry.value])) } as InventoryUpdateInput;
   try {
-    const issues = validateInventoryUpdate(item, `SKU ${sku}`);
-    if (issues.length > 0) throw new ValidationError(issues);
-    const created = await write(rt, item);
-    for (const [field, read] of send) handled.settlements.push({ mode: 'applied', field, read, ackValue: read.entry.value });
-    handled.settlements.push(...onApplied);
-    handled.ackedAt = rt.now();
+    const created = await ctx.slots.run(ctx.priority, () => {
+      // The store asked to slow down, or the process is shutting down, while this SKU waited for a
+      // slot: it stays unsent (and pending).
+      if (ctx.rateLimited) throw ctx.rateLimited;
+      if (ctx.signal?.aborted) throw new ShutdownError();
+      return write(rt, item);
+    });
+    for (const [field, read] of send) run.settlements.push({ mode: 'applied', field, read, ackValue: read.entry.value });
+    run.settlements.push(...onApplied);
     observeLag(rt, send);
-    done('completed', fields);
-    return { outcome: created ? 'created' : 'completed', fields };
+    return { ...run, outcome: 'completed', created, ackedAt: rt.now() };
   } catch (error) {
+    if (error instanceof ShutdownError) return { ...run, outcome: 'deferred' };
     if (error instanceof ValidationError) {
-      const reason = await reject(rt, sku, send, error.issues, handled.settlements);
-      done('rejected', fields, reason);
-      throw new UnrecoverableError(reason);
+      const issues = error.issues.map((issue) => ({ ...issue, record: `SKU ${sku}` }));
+      // In a batch the SKU's own job refuses it (and records the refusal where an admin sees it).
+      if (!alone) return { ...run, outcome: 'isolated', reason: issues.map(formatIssue).join('; '), permanent: true };
+      return { ...run, outcome: 'rejected', reason: await reject(rt, sku, send, issues, run.settlements), permanent: true };
     }
     if (error instanceof StoreRateLimitedError) {
-      // Pause the whole queue for as long as the store asked; the job goes back to waiting without
-      // spending an attempt.
-      await rt.queue.rateLimit(error.retryAfterMs);
-      done('rate_limited', fields, error.message);
-      throw Worker.RateLimitError();
+      ctx.rateLimited ??= error;
+      return { ...run, outcome: 'rate_limited', reason: error.message, error };
     }
     if (error instanceof StoreNotFoundError) {
       const reason = `SKU ${sku}: not found on the store (404); set inventory.createMissing to create unknown items`;
-      done('failed', fields, reason);
-      throw new UnrecoverableError(reason);
+      return { ...run, outcome: alone ? 'failed' : 'isolated', reason, error, permanent: true };
     }
     const reason = error instanceof Error ? error.message : String(error);
     if (error instanceof StoreSyncError && !error.retryable) {
-      done('failed', fields, reason);
-      throw new UnrecoverableError(`SKU ${sku}: ${reason}`);
+      return { ...run, outcome: alone ? 'failed' : 'isolated', reason: `SKU ${sku}: ${reason}`, error, permanent: true };
     }
-    const last = !willRetry(job, error);
-    done(last ? 'failed' : 'retried', fields, reason);
-    throw error;
+    if (!alone) return { ...run, outcome: 'isolated', reason, error };
+    return { ...run, outcome: willRetry(job, error) ? 'retried' : 'failed', reason, error };
+  }
+}
+
+/** A job of one SKU ends as its SKU did: returned, retried, delayed, paused or failed. */
+async function finishAlone(ctx: JobContext, run: SkuRun, token: string | undefined, started: number): Promise<InventoryJobResult> {
+  const { rt, job } = ctx;
+  if (run.outcome === 'deferred') await job.moveToDelayed(rt.now() + rt.config.inventory.backoffMs, token);
+  // Pause the whole queue for as long as the store asked; the job goes back to waiting without
+  // spending an attempt.
+  if (run.outcome === 'rate_limited' && run.error instanceof StoreRateLimitedError) await rt.queue.rateLimit(run.error.retryAfterMs);
+  // Told once the state is settled and the job moved: whoever listens sees what the job left in Redis.
+  report(rt, [run], started);
+  switch (run.outcome) {
+    case 'deferred':
+      throw new DelayedError();
+    case 'rate_limited':
+      throw Worker.RateLimitError();
+    case 'rejected':
+    case 'failed':
+      if (run.permanent) throw new UnrecoverableError(run.reason);
+      throw run.error;
+    case 'retried':
+      throw run.error;
+    default:
+      return { outcome: run.created ? 'created' : run.outcome === 'skipped' ? 'skipped' : 'completed', fields: run.fields };
+  }
+}
+
+/**
+ * A batch hands each SKU it could not finish to a job of its own; after a 429 it keeps its unsent SKUs
+ * and goes back to wait, without spending an attempt.
+ */
+async function finishBatch(ctx: JobContext, runs: readonly SkuRun[], started: number): Promise<InventoryJobResult> {
+  const { rt, job } = ctx;
+  const isolated = runs.filter((run) => run.outcome === 'isolated' || run.outcome === 'deferred').map((run) => run.sku);
+  if (isolated.length > 0) {
+    await enqueueSkus(rt.queue, isolated, { ...batchOptions(rt, job), ownJobs: true, delay: rt.config.inventory.backoffMs });
+  }
+  const unsent = runs.filter((run) => run.outcome === 'rate_limited').map((run) => run.sku);
+  if (unsent.length > 0 && ctx.rateLimited) {
+    await job.updateData({ ...job.data, skus: unsent });
+    await rt.queue.rateLimit(ctx.rateLimited.retryAfterMs);
+  }
+  report(rt, runs, started);
+  if (unsent.length > 0) throw Worker.RateLimitError();
+  const counts: Partial<Record<JobOutcome, number>> = {};
+  for (const run of runs) counts[run.outcome] = (counts[run.outcome] ?? 0) + 1;
+  return { outcome: 'batch', skus: runs.length, counts, isolated };
+}
+
+/** How a job's SKUs are queued again: same priority and force. */
+function batchOptions(rt: InventoryRuntime, job: Job<InventoryJobData>) {
+  return {
+    priority: job.opts.priority ?? PRIORITY.other,
+    force: job.data.force === true,
+    batchSize: rt.config.inventory.batchSize,
+    spread: rt.config.inventory.concurrency,
+  };
+}
+
+/** Counts the SKUs' outcomes (one increment per outcome, not per SKU) and tells each SKU's listeners. */
+function report(rt: InventoryRuntime, runs: readonly SkuRun[], started: number): void {
+  const counts = new Map<JobOutcome, number>();
+  for (const run of runs) counts.set(run.outcome, (counts.get(run.outcome) ?? 0) + 1);
+  for (const [outcome, count] of counts) rt.metrics.jobs.inc({ queue: QUEUE, outcome }, count);
+  rt.metrics.jobDuration.observe({ queue: QUEUE }, (rt.now() - started) / 1000);
+  for (const run of runs) {
+    if (run.outcome === 'isolated') rt.logger.warn({ sku: run.sku }, `inventory SKU handed to a job of its own: ${run.reason ?? ''}`);
+    rt.events.emit('inventory:job:done', { sku: run.sku, outcome: run.outcome, fields: run.fields, ...(run.reason === undefined ? {} : { reason: run.reason }) });
   }
 }
 
@@ -193,15 +298,15 @@ interface Plan {
  * Sorts the pending fields of a SKU into what to send and what to settle without sending. The stock is
  * planned apart (`planStock`): the store gets the published figure, recomputed on every job.
  */
-function plan(rt: InventoryRuntime, state: SkuState, data: InventoryJobData): Plan {
-  const stock = planStock(state, data.force === true, rt.config.inventory.safetyStock);
+function plan(rt: InventoryRuntime, state: SkuState, force: boolean): Plan {
+  const stock = planStock(state, force, rt.config.inventory.safetyStock);
   const send = new Map<string, PendingRead>();
   const settled: Settlement[] = [...stock.settled];
   if (stock.send) send.set('Stock', stock.send);
   for (const [field, read] of state.pending) {
     if (isStockInput(field)) continue;
     const { entry } = read;
-    const forced = data.force === true || entry.force === true;
+    const forced = force || entry.force === true;
     const applied = state.applied.get(field);
     // An equal version is the same change: resent only when forced (the reconcile saw the store differ).
     if (applied !== undefined && (entry.version < applied || (entry.version === applied && !forced))) {
