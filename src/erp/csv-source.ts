@@ -119,7 +119,12 @@ export function createCsvSource(config: CsvSourceConfig, deps: SourceDeps): Chan
       await writeFile(join(config.dir, target, `${name}.errors.txt`), `${heading}\n${file.problems.join('\n')}\n`, 'utf8');
       logger.warn({ file: file.name, rejected: file.problems.length, rows: file.rows }, 'file moved to rejected/ with a report');
     }
-    await rename(from, join(config.dir, target, name));
+    try {
+      await rename(from, join(config.dir, target, name));
+    } catch (error) {
+      // Taken between the stat and the rename by another process polling the same folder: not ours.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
   }
 
   const source: ChangeSource = {

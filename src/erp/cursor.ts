@@ -87,8 +87,18 @@ export function cursorToVersion(cursor: Cursor): number | null {
 /**
  * The value a poll starts from: a timestamp cursor moved back by `overlapMs` (so rows committed late
  * with an older timestamp are still read), as a Date for SQL drivers to bind; other cursors unchanged.
+ *
+ * With `previousPollAt` (when the source's last complete poll began, on the ERP's clock at the latest:
+ * `PollHistory` in sync/poll-source.ts) the window reaches no further back than `overlapMs` before that
+ * instant: a row the last poll could not see committed after it began, so its timestamp is at most
+ * `overlapMs` (the longest transaction) older. After a burst the window so shrinks with time instead of
+ * re-reading the burst at every poll until newer rows move the cursor. Never past the cursor itself.
  */
-export function pollStart(cursor: Cursor, overlapMs: number): Date | number | string | null {
-  if (typeof cursor === 'string' && isTimestampCursor(cursor)) return new Date(Date.parse(cursor) - overlapMs);
+export function pollStart(cursor: Cursor, overlapMs: number, previousPollAt?: number): Date | number | string | null {
+  if (typeof cursor === 'string' && isTimestampCursor(cursor)) {
+    const at = Date.parse(cursor);
+    const floor = previousPollAt === undefined ? at - overlapMs : Math.min(at, Math.max(at - overlapMs, previousPollAt - overlapMs));
+    return new Date(floor);
+  }
   return cursor;
 }

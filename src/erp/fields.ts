@@ -97,6 +97,8 @@ export type NormalizeResult =
 interface ColumnPlan {
   /** Lower-case field name → canonical name. */
   byField: Map<string, string>;
+  /** The catalogue's required fields, in its order (the first names a record in issues). */
+  required: string[];
   /** Lower-case source column → canonical field or `cursor`. */
   byMapping: Map<string, string>;
 }
@@ -116,7 +118,8 @@ function planFor(catalog: FieldCatalog, mapping: Readonly<Record<string, string>
       const canonical = target.toLowerCase() === CURSOR_COLUMN ? CURSOR_COLUMN : byField.get(target.toLowerCase());
       if (canonical) byMapping.set(column.toLowerCase(), canonical);
     }
-    plan = { byField, byMapping };
+    const required = Object.entries(catalog).flatMap(([field, spec]) => (spec.required ? [field] : []));
+    plan = { byField, byMapping, required };
     byMappingObject.set(mapping, plan);
   }
   return plan;
@@ -155,7 +158,8 @@ export function normalizeRecord(raw: Record<string, unknown>, catalog: FieldCata
   const plan = planFor(catalog, options.mapping ?? EMPTY_MAPPING);
   const decimalComma = options.decimalComma ?? false;
   const values = new Map<string, { value: unknown; explicit: boolean }>();
-  for (const [column, value] of Object.entries(raw)) {
+  for (const column of Object.keys(raw)) {
+    const value = raw[column];
     const lower = column.toLowerCase();
     const mapped = plan.byMapping.get(lower);
     const field = mapped ?? plan.byField.get(lower) ?? (lower === CURSOR_COLUMN ? CURSOR_COLUMN : undefined);
@@ -178,14 +182,14 @@ export function normalizeRecord(raw: Record<string, unknown>, catalog: FieldCata
     if (result instanceof Failure) broken.push({ field, value, rule: result.rule });
     else if (result !== ABSENT) fields[field] = result;
   }
-  const required = Object.entries(catalog).filter(([, spec]) => spec.required);
-  for (const [field] of required) {
+  const { required } = plan;
+  for (const field of required) {
     if (fields[field] === undefined && !broken.some((issue) => issue.field === field)) {
       broken.push({ field, value: values.get(field)?.value, rule: 'required' });
     }
   }
   if (broken.length === 0) return { fields, cursor };
-  const key = required[0] === undefined ? undefined : fields[required[0][0]];
+  const key = required[0] === undefined ? undefined : fields[required[0]];
   const record = key === undefined || key === null ? options.ref : String(key);
   return { issues: broken.map((issue) => ({ record, ...issue })), cursor };
 }

@@ -119,7 +119,7 @@ export async function pollChanges(
   read: RowReader,
   options: ReadOptions = {},
 ): Promise<ChangeBatch> {
-  const start = pollStart(cursor, (options.overlap ?? true) ? settings.overlapMs : 0);
+  const start = pollStart(cursor, (options.overlap ?? true) ? settings.overlapMs : 0, options.overlap === false ? undefined : options.previousPollAt);
   const cap = limit * TIE_LIMIT_FACTOR;
   let current = limit;
   for (;;) {

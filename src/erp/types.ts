@@ -45,6 +45,11 @@ export interface ChangeBatch {
 export interface ReadOptions {
   /** Start the source's overlap before the cursor (default true). */
   overlap?: boolean;
+  /**
+   * When the source's last complete poll began (ms): the overlap then reaches back no further than the
+   * overlap before that instant (`pollStart`). Unknown (a first poll, a restart): the whole overlap.
+   */
+  previousPollAt?: number;
 }
 
 /** A connector kind. */

@@ -47,6 +47,8 @@ export interface DrainOptions {
   queue: (batch: ChangeBatch) => Promise<void>;
   /** Stores the source's cursor. */
   saveCursor: (cursor: Cursor) => Promise<void>;
+  /** When the source's last complete poll began (ms), if known: bounds the overlap (`pollStart`). */
+  previousPollAt?: number;
 }
 
 /**
@@ -64,7 +66,11 @@ export async function drainSource(source: ChangeSource, options: DrainOptions): 
   let read = 0;
   let rounds = 0;
   for (let reads = 0; rounds < options.maxRounds && reads < options.maxRounds * MAX_READS_FACTOR; reads++) {
-    const batch = await source.readChanges(position, options.limit, { overlap: reads === 0 });
+    const first = reads === 0;
+    const batch = await source.readChanges(position, options.limit, {
+      overlap: first,
+      ...(first && options.previousPollAt !== undefined ? { previousPollAt: options.previousPollAt } : {}),
+    });
     await options.queue(batch);
     const next = maxCursor(stored, batch.nextCursor);
     if (compareCursors(next, stored) !== 0) await options.saveCursor(next);

@@ -155,3 +155,25 @@ export function polledSource(flow: string, sources: ReadonlyMap<string, PolledSo
   if (!entry) throw new Error(`${flow} source "${name}" is not polled by this instance`);
   return entry;
 }
+
+/**
+ * Runs the polls of each source one after another on this instance. The tick lock keeps scheduled
+ * polls from overlapping, but a poll asked for by hand (the CLI, the demo, an admin) can meet a
+ * scheduled one of the same source: both would read the same rows and commit them (a CSV source would
+ * move the same file twice). The second waits for the first and then reads what is left.
+ */
+export function onePollAtATime(): <T>(source: string, poll: () => Promise<T>) => Promise<T> {
+  const tails = new Map<string, Promise<void>>();
+  return (source, poll) => {
+    const next = (tails.get(source) ?? Promise.resolve()).then(poll);
+    const tail = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    tails.set(source, tail);
+    void tail.then(() => {
+      if (tails.get(source) === tail) tails.delete(source);
+    });
+    return next;
+  };
+}

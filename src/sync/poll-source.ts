@@ -4,6 +4,7 @@
  * reads and queues batch by batch and moves the cursor after each, and the poll is counted in the
  * metrics. What a batch becomes (pending state and jobs, refusals) is the flow's `queueBatch`.
  */
+import { cursorToVersion, isTimestampCursor } from '../erp/cursor.js';
 import type { ChangeBatch, ChangeSource, Cursor } from '../erp/types.js';
 import type { Metrics } from '../metrics.js';
 import { drainSource, type SourceCursors } from './drain-source.js';
@@ -17,6 +18,34 @@ export interface PollOptions {
   limit: number;
   /** Cursor of a source never polled before (`source.initialCursor`). */
   initialCursor?: Cursor;
+  /** What this process learned of the source in its earlier polls (bounds the overlap; see `PollHistory`). */
+  history?: PollHistory;
+}
+
+/**
+ * Kept in memory per source by the flow; after a restart the first poll reads the whole overlap.
+ *
+ * The overlap re-reads rows committed late, whose timestamp is older than the cursor. A row the last
+ * complete poll could not see committed after that poll began, so its timestamp is at most `overlapMs`
+ * older than that instant *on the ERP's clock*. The ERP's clock is learned from the newest rows: a row
+ * read at time r (storesync's clock) with timestamp t says the ERP's clock is at most r − t behind, and
+ * the smallest r − t of a poll's new rows bounds it. The next poll's overlap then reaches back to
+ * `overlapMs` before the last poll began, moved back by that lag, but never further than `overlapMs`
+ * before the cursor (`pollStart`). ERP timestamps far behind the clock (a time zone read wrong, test
+ * data) give a large lag: the whole overlap is read, as without this.
+ */
+export interface PollHistory {
+  /** When the last complete poll began (storesync's clock, ms). */
+  lastCompleteAt?: number;
+  /** The most the ERP's clock can be behind storesync's, from the newest rows seen (ms). */
+  lagMs?: number;
+}
+
+/** The history of `source` in a flow's map of them, started empty. */
+export function historyOf(histories: Map<string, PollHistory>, source: string): PollHistory {
+  let history = histories.get(source);
+  if (!history) histories.set(source, (history = {}));
+  return history;
 }
 
 /** What one poll of one source did. */
@@ -45,11 +74,23 @@ export interface PollTarget {
 /** Polls `source` until it returns a short batch (bounded); returns what was read, refused and queued. */
 export async function pollChangeSource(source: ChangeSource, options: PollOptions, target: PollTarget): Promise<SourcePollReport> {
   const report: SourcePollReport = { source: source.name, read: 0, rejected: 0, queued: 0, cursor: null };
+  const startedAt = target.now();
+  const { history } = options;
+  // The last poll's start on the ERP's clock, at the latest (see PollHistory).
+  const previousPollAt = history?.lastCompleteAt === undefined || history.lagMs === undefined ? undefined : history.lastCompleteAt - history.lagMs;
+  const from = (await target.cursors.get(source.name)) ?? options.initialCursor ?? null;
+  const fromVersion = isTimestampCursor(from) ? cursorToVersion(from) : null;
+  let lagMs: number | undefined;
   const { cursor, read } = await drainSource(source, {
-    cursor: (await target.cursors.get(source.name)) ?? options.initialCursor ?? null,
+    ...(previousPollAt === undefined ? {} : { previousPollAt }),
+    cursor: from,
     limit: options.limit,
     maxRounds: MAX_ROUNDS,
     queue: async (batch) => {
+      // The batch's newest row, when newer than the stored cursor (a re-read row says nothing of the
+      // ERP's clock now): read at one instant, it bounds the lag most tightly.
+      const newest = isTimestampCursor(batch.nextCursor) ? cursorToVersion(batch.nextCursor) : null;
+      if (newest !== null && (fromVersion === null || newest > fromVersion)) lagMs = Math.min(lagMs ?? Number.POSITIVE_INFINITY, target.now() - newest);
       const { queued, rejected } = await target.queueBatch(batch);
       report.queued += queued;
       report.rejected += rejected;
@@ -58,6 +99,10 @@ export async function pollChangeSource(source: ChangeSource, options: PollOption
   });
   report.read = read;
   report.cursor = cursor;
+  if (history) {
+    history.lastCompleteAt = startedAt;
+    if (lagMs !== undefined) history.lagMs = lagMs;
+  }
   target.metrics.erpRecordsRead.inc({ source: source.name }, report.read);
   target.metrics.markSuccess(target.flow, target.now());
   return report;

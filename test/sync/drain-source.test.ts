@@ -2,36 +2,18 @@ import { randomUUID } from 'node:crypto';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { INVENTORY_FIELDS } from '../../src/erp/fields.js';
-import { createSource } from '../../src/erp/index.js';
 import { openSql, type SqlClient } from '../../src/erp/sql-client.js';
 import type { ChangeBatch, ChangeSource, Cursor } from '../../src/erp/types.js';
-import { silentLogger } from '../../src/log.js';
 import { drainSource } from '../../src/sync/drain-source.js';
+import { CHANGES_TABLE, changesSource, PG_URL } from '../support/pg-changes.js';
 
-const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const schema = `drain_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
 let admin: SqlClient;
 const sources: ChangeSource[] = [];
 
 /** A PostgreSQL source over `schema.changes`, with a 60 s overlap and a tiny limit. */
 function source(limit: number): ChangeSource {
-  const created = createSource(
-    {
-      name: 'busy',
-      kind: 'sql',
-      url: PG_URL,
-      schedule: '* * * * * *',
-      enabled: true,
-      limit,
-      mapping: {},
-      initialCursor: null,
-      overlapMs: 60_000,
-      changes: `SELECT code, stock, changed_at AS cursor FROM "${schema}".changes
-                WHERE changed_at >= COALESCE(CAST(:cursor AS timestamptz), '-infinity') ORDER BY changed_at, code LIMIT :limit`,
-    },
-    { fields: INVENTORY_FIELDS, logger: silentLogger() },
-  );
+  const created = changesSource(schema, 'busy', limit);
   sources.push(created);
   return created;
 }
@@ -52,7 +34,7 @@ async function drain(src: ChangeSource, cursor: Cursor, limit: number, maxRounds
 beforeAll(async () => {
   admin = openSql(PG_URL);
   await admin.query(`CREATE SCHEMA "${schema}"`);
-  await admin.query(`CREATE TABLE "${schema}".changes (code text PRIMARY KEY, stock int NOT NULL, changed_at timestamptz(3) NOT NULL)`);
+  await admin.query(`CREATE TABLE "${schema}".changes ${CHANGES_TABLE}`);
 });
 
 afterAll(async () => {

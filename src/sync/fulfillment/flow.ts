@@ -10,7 +10,8 @@ import { FULFILLMENT_FIELDS } from '../../erp/fields.js';
 import { createSource } from '../../erp/index.js';
 import type { TypedEmitter } from '../../events.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
-import { type PolledSource, polledSource, pollRuns, startFlow } from '../lifecycle.js';
+import { onePollAtATime, type PolledSource, polledSource, pollRuns, startFlow } from '../lifecycle.js';
+import { historyOf, type PollHistory } from '../poll-source.js';
 import { applyFulfillment } from './apply-update.js';
 import { pollFulfillmentSource } from './producer.js';
 import { type FulfillmentRuntime, openFulfillmentRuntime } from './runtime.js';
@@ -28,9 +29,12 @@ export interface FulfillmentFlow extends Flow {
 
 /** Starts the producer (a cron task per enabled source), the worker, or both, as `role` says. */
 export async function startFulfillmentFlow(deps: FlowDeps, { role }: { role: Role }): Promise<FulfillmentFlow> {
+  // When each source's last complete poll began, for the life of the flow (bounds the next overlap).
+  const histories = new Map<string, PollHistory>();
+  const serial = onePollAtATime();
   const pollWith = (rt: FulfillmentRuntime, sources: ReadonlyMap<string, PolledSource>) => (name: string): Promise<FulfillmentPollReport> => {
     const { source, limit, initialCursor } = polledSource('fulfillment', sources, name);
-    return pollFulfillmentSource(rt, source, { limit, initialCursor });
+    return serial(name, () => pollFulfillmentSource(rt, source, { limit, initialCursor, history: historyOf(histories, name) }));
   };
   const flow = await startFlow<FulfillmentRuntime>({
     role,
