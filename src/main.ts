@@ -1,7 +1,11 @@
 /**
  * The process entry: the only module that touches `process` (argv, env, signals, exit).
  */
-import { runCli } from './cli/program.js';
+import { applyMemoryFlags } from './v8-flags.js';
+
+// Before the modules load; a flag of the same kind on node's command line wins (Node refuses these
+// flags in NODE_OPTIONS).
+applyMemoryFlags(process.execArgv.join(' '));
 
 const controller = new AbortController();
 let signals = 0;
@@ -14,6 +18,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
+// Imported once V8's flags are set: loading the modules is the first burst of allocation.
+const { runCli } = await import('./cli/program.js');
 const code = await runCli(process.argv.slice(2), {
   env: process.env,
   stdout: process.stdout,

@@ -1,6 +1,7 @@
 /**
  * `storesync run`: the daemon, until SIGINT/SIGTERM. `storesync demo`: everything on one machine
- * (simulated store, sample ERP, daemon) to see storesync work.
+ * (simulated store, sample ERP, daemon) to see storesync work. The demo (and the simulator it starts)
+ * is imported when it runs, so that `storesync run` does not carry it in memory.
  */
 import { once } from 'node:events';
 import { hostname } from 'node:os';
@@ -12,7 +13,6 @@ import { startDaemon } from '../daemon.js';
 import type { Role } from '../sync/flow.js';
 import type { CliContext } from './context.js';
 import { RedisUnavailableError } from './demo/local-redis.js';
-import { runDemo } from './demo/run-demo.js';
 import { OptionValues } from './option-values.js';
 
 const ROLES: readonly Role[] = ['all', 'producer', 'worker'];
@@ -52,6 +52,7 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
       const port = values.port('--port', opts.port) ?? 0;
       values.check('demo options');
       const logLevel = program.opts<{ logLevel?: Config['log']['level'] }>().logLevel;
+      const { runDemo } = await import('./demo/run-demo.js');
       try {
         await runDemo({ io: ctx.io, once: opts.once === true, port, prefix: opts.redisPrefix, ...(logLevel ? { logLevel } : {}) });
       } catch (error) {

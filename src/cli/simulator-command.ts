@@ -1,7 +1,9 @@
-/** `storesync simulator`: runs the store simulator standalone until the process is asked to stop. */
+/**
+ * `storesync simulator`: runs the store simulator standalone until the process is asked to stop. The
+ * simulator is imported when the command runs, so that other commands (`run`) do not carry it in memory.
+ */
 import type { Command } from 'commander';
 
-import { startSimulator, VARIANCE_PROFILE } from '../simulator/index.js';
 import type { CliContext } from './context.js';
 import { OptionValues } from './option-values.js';
 
@@ -68,6 +70,7 @@ export function registerSimulatorCommand(program: Command, ctx: CliContext): voi
         successFalseRate: rate('--success-false-rate', opts.successFalseRate),
       };
       values.check('simulator options');
+      const { startSimulator, VARIANCE_PROFILE } = await import('../simulator/index.js');
       // check() passed and every option has a default: each setting is a number.
       const simulator = await startSimulator({
         ...(opts.variance ? VARIANCE_PROFILE : {}),

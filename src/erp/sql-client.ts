@@ -3,11 +3,12 @@
  * rows as plain objects, transactions, streamed reads, and errors as `ErpError` without the password.
  * Drivers keep their type conversions: pg `numeric` and mysql `DECIMAL` arrive as strings, timestamps
  * as Dates; `normalizeRecord` coerces them.
+ *
+ * Each driver is imported when its first pool is used, so a daemon loads only the drivers its
+ * configuration names (mysql2 and pg cost a few MB of heap each).
  */
-import { openMysql } from './mysql-client.js';
 import type { Dialect } from './named-params.js';
-import { openPostgres } from './pg-client.js';
-import { registerUrlSecret } from './sql-errors.js';
+import { registerUrlSecret, sqlError } from './sql-errors.js';
 
 export type { Dialect } from './named-params.js';
 
@@ -48,7 +49,37 @@ export interface DriverSettings {
 export function openSql(url: string, options: SqlClientOptions = {}): SqlClient {
   registerUrlSecret(url);
   const settings = { max: options.max ?? 4, connectTimeoutMs: options.connectTimeoutMs ?? 10_000 };
-  if (/^postgres(ql)?:\/\//i.test(url)) return openPostgres(url, { ...settings, name: options.name ?? 'postgres' });
-  if (/^(mysql|mariadb):\/\//i.test(url)) return openMysql(url, { ...settings, name: options.name ?? 'mysql' });
+  if (/^postgres(ql)?:\/\//i.test(url)) {
+    const driver = { ...settings, name: options.name ?? 'postgres' };
+    return onFirstUse('postgres', url, driver, async () => (await import('./pg-client.js')).openPostgres(url, driver));
+  }
+  if (/^(mysql|mariadb):\/\//i.test(url)) {
+    const driver = { ...settings, name: options.name ?? 'mysql' };
+    return onFirstUse('mysql', url, driver, async () => (await import('./mysql-client.js')).openMysql(url, driver));
+  }
   throw new Error('openSql: expected a postgres://, mysql:// or mariadb:// URL');
+}
+
+/** A client that imports its driver and opens the pool on its first statement. */
+function onFirstUse(dialect: Dialect, url: string, settings: DriverSettings, open: () => Promise<SqlClient>): SqlClient {
+  let opened: Promise<SqlClient> | undefined;
+  let closed = false;
+  const pool = (): Promise<SqlClient> => {
+    if (closed && !opened) return Promise.reject(sqlError(settings.name, url, 'query failed', new Error('the pool is closed')));
+    return (opened ??= open());
+  };
+  return {
+    dialect,
+    query: async (sql, params) => (await pool()).query(sql, params),
+    transaction: async (fn) => (await pool()).transaction(fn),
+    async *stream(sql, params, chunkSize) {
+      yield* (await pool()).stream(sql, params, chunkSize);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      // A pool never opened has nothing to close (and its driver is never imported).
+      if (opened) await (await opened).close();
+    },
+  };
 }

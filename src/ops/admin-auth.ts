@@ -25,10 +25,15 @@ export function safeEqual(given: string, expected: string): boolean {
   return timingSafeEqual(a, b) && expected.length > 0;
 }
 
+/** True when a token or basic credentials are configured; otherwise every /admin request is refused. */
+export function adminEnabled(admin: Readonly<Config['admin']>): boolean {
+  return admin.token !== '' || (admin.username !== '' && admin.password !== '');
+}
+
 /** Checks an `Authorization` header against the configured admin credentials. */
 export function checkAdminAuth(admin: Readonly<Config['admin']>, authorization: string | undefined): AdminAuthResult {
   const basicConfigured = admin.username !== '' && admin.password !== '';
-  if (admin.token === '' && !basicConfigured) {
+  if (!adminEnabled(admin)) {
     return {
       ok: false,
       status: 403,

@@ -16,7 +16,7 @@ import { controlJobJsonSchema, controlJobName, parseControlJob } from '../sync/c
 
 /** What each queue's card says on the dashboard. */
 const DESCRIPTIONS: Readonly<Record<string, string>> = {
-  inventory: 'ERP stock and price changes sent to the store, one job per SKU',
+  inventory: 'ERP stock and price changes sent to the store, a batch of SKUs per job (a failing SKU gets a job of its own, named after it)',
   sales: 'store sales exported to the ERP and acknowledged, one job per sale',
   fulfillment: 'shipment updates written back to store sales',
   'inventory-rejects': 'ERP rows refused before queueing (field, value, rule); fix the row at the source',

@@ -1,6 +1,8 @@
 /**
  * The HTTP side of the daemon (every role): `/metrics`, `/livez`, `/readyz`, and under `/admin` (always
  * authenticated) the queue dashboard, the resync endpoints, the SKU explanation and the booked-sales call.
+ * The dashboard (bull-board, a few MB of heap) is imported only when admin credentials are configured:
+ * without them /admin refuses every request, so it could never be seen.
  */
 import type { Queue } from 'bullmq';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -9,9 +11,8 @@ import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { ControlJobData } from '../sync/control/index.js';
-import { adminAuthHook } from './admin-auth.js';
+import { adminAuthHook, adminEnabled } from './admin-auth.js';
 import { dashboardAuditHook } from './audit.js';
-import { registerDashboard } from './dashboard.js';
 import type { Readiness } from './health.js';
 import { type InventoryRoutesOptions, registerInventoryRoutes } from './inventory-routes.js';
 import { registerResyncRoutes } from './resync-routes.js';
@@ -80,12 +81,15 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
         ...(options.enqueueTimeoutMs ? { timeoutMs: options.enqueueTimeoutMs } : {}),
       });
       if (options.inventory) registerInventoryRoutes(admin, { ...options.inventory, logger });
-      await registerDashboard(admin, {
-        queues: options.queues,
-        controlQueueName: options.control.queueName,
-        basePath: DASHBOARD_PATH,
-        mountPath: DASHBOARD_PATH.slice(ADMIN_PREFIX.length),
-      });
+      if (adminEnabled(options.config.admin)) {
+        const { registerDashboard } = await import('./dashboard.js');
+        await registerDashboard(admin, {
+          queues: options.queues,
+          controlQueueName: options.control.queueName,
+          basePath: DASHBOARD_PATH,
+          mountPath: DASHBOARD_PATH.slice(ADMIN_PREFIX.length),
+        });
+      }
       admin.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ error: 'not found' }));
     },
     { prefix: ADMIN_PREFIX },
