@@ -12,14 +12,21 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const cleanup = new Cleanup();
 afterAll(() => cleanup.run());
 
+/**
+ * Seeds that once failed (the seed fixes the random choices, not the timing): 7, a reservations race;
+ * 855600, a worker killed 2 s before the disorder ended, whose job the check looked at after the fleet
+ * had stopped (the recovery windows now close while the daemons run).
+ */
+const SEEDS = [7, 855600];
+
 describe('chaos (quick)', () => {
-  it(
-    'loses no change, writes nothing stale or invalid and exports and acknowledges each sale once while workers, Redis and the ERP die',
-    async () => {
+  it.each(SEEDS)(
+    'loses no change, writes nothing stale or invalid and exports and acknowledges each sale once while workers, Redis and the ERP die (seed %i)',
+    async (seed) => {
       // The daemons run as `node bin/storesync.js run`, which needs the build (`npm test` builds first).
       expect(existsSync(join(root, 'dist', 'src', 'main.js')), 'dist/src/main.js missing: run `npm run build` first').toBe(true);
       const lines: string[] = [];
-      const report = await runChaos({ plan: PLANS.quick, seed: 7, root, log: (line) => lines.push(line) }, cleanup);
+      const report = await runChaos({ plan: PLANS.quick, seed, root, log: (line) => lines.push(line) }, cleanup);
       const failed = report.checks.filter((check) => !check.ok);
       const describe = (checks: readonly CheckResult[]): string => checks.map((c) => `${c.name}: ${c.detail}`).join('\n');
       expect(failed, `failed checks:\n${describe(failed)}\n\nrun:\n${lines.join('\n')}`).toEqual([]);
