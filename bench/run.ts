@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only cli,throughput,reconcile,coalescing,latency,stockout] [-- --latencies 20,0 --concurrencies 16 --items 3000] [-- --profile DIR]`: the benchmarks,
+ * `npm run bench [-- --quick] [-- --only cli,memory,throughput,reconcile,coalescing,latency,stockout] [-- --latencies 20,0 --concurrencies 16 --items 3000] [-- --profile DIR] [-- --node-args="FLAGS"]`: the benchmarks,
  * against the simulator on loopback, with a redis-server and a PostgreSQL cluster of their own. Each
  * figure is stored beside a baseline measured in the same run (the machine is shared and noisy), in
  * bench/results/<name>.json, and a full run rewrites the table in bench/README.md.
@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 
 import { Cleanup } from './lib/cleanup.js';
 import { cliBench } from './lib/cli-bench.js';
+import { cliMemoryBench } from './lib/cli-memory.js';
 import { coalescingBench } from './lib/coalescing.js';
 import { startEnvironment } from './lib/environment.js';
 import { latencyBench } from './lib/latency.js';
@@ -18,7 +19,7 @@ import { type BenchResult, runInfo, updateReadme, writeResult } from './lib/resu
 import { stockoutBench } from './lib/stockout.js';
 import { throughputBench } from './lib/throughput.js';
 
-const BENCHES = ['cli', 'throughput', 'reconcile', 'coalescing', 'latency', 'stockout', 'reconcile-large'] as const;
+const BENCHES = ['cli', 'memory', 'throughput', 'reconcile', 'coalescing', 'latency', 'stockout', 'reconcile-large'] as const;
 type BenchName = (typeof BENCHES)[number];
 
 const { values } = parseArgs({
@@ -27,6 +28,8 @@ const { values } = parseArgs({
     only: { type: 'string' },
     // Writes a V8 CPU profile of every daemon process into this folder (open it in Chrome DevTools).
     profile: { type: 'string' },
+    // More arguments for node in every daemon process, e.g. V8 flags to compare: --node-args="--heap-growing-percent=0" (with "=").
+    'node-args': { type: 'string' },
     // The grid of the cli benchmark, to re-measure a few cells: comma-separated numbers.
     latencies: { type: 'string' },
     concurrencies: { type: 'string' },
@@ -46,7 +49,7 @@ if (unknown.length > 0) {
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const benchDir = join(root, 'bench');
 const resultsDir = join(benchDir, 'results');
-const command = `npm run bench --${quick ? ' --quick' : ''}${values.only ? ` --only ${values.only}` : ''}`.replace(/ --$/, '');
+const command = `npm run bench --${quick ? ' --quick' : ''}${values.only ? ` --only ${values.only}` : ''}${values['node-args'] ? ` --node-args="${values['node-args']}"` : ''}`.replace(/ --$/, '');
 const log = (line: string): void => {
   process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 };
@@ -65,7 +68,8 @@ const started = Date.now();
 let failed = false;
 try {
   const storeItems = only.includes('reconcile') ? (quick ? 10_000 : 100_000) : 20_000;
-  const env = await startEnvironment(root, storeItems, cleanup, log, values.profile);
+  const nodeArgs = values['node-args']?.split(/\s+/).filter((arg) => arg !== '') ?? [];
+  const env = await startEnvironment(root, storeItems, cleanup, log, values.profile, nodeArgs);
   const info = runInfo(command, quick);
   const record = (result: Omit<BenchResult, 'run'>): void => {
     const file = writeResult(resultsDir, { ...result, run: info });
@@ -90,6 +94,7 @@ try {
       ),
     );
   }
+  if (only.includes('memory')) record(await cliMemoryBench(env, { skus: 100_000, idleS: quick ? 5 : 20, timeoutS: 600 }, log));
   if (only.includes('throughput')) {
     record(
       await throughputBench(

@@ -20,6 +20,9 @@ import { commandDelta } from './redis-server.js';
 import type { BenchResult } from './results.js';
 import { rate, ratio, round } from './stats.js';
 
+/** Seconds the daemon is watched after its first cell, its rows still inside the overlap window. */
+const WINDOW_IDLE_S = 3;
+
 /** The grid and the size of its runs. */
 export interface CliBenchOptions {
   latencies: readonly number[];
@@ -129,15 +132,17 @@ export async function cliBench(env: BenchEnvironment, options: CliBenchOptions, 
       concurrency,
       execArgv: env.daemonExecArgv,
     });
-  let idle: { rssMiB: number; peakRssMiB: number } | undefined;
+  let idle: { rssMiB: number; peakRssMiB: number; cpuMsPerS: number } | undefined;
+  let windowIdle: { rows: number; cpuMsPerS: number } | undefined;
   for (const concurrency of options.concurrencies) {
     await env.erp.clear();
     const daemon = await start(`cli-c${concurrency}`, 'all', concurrency, `cli-c${concurrency}-${Date.now()}`);
     try {
       if (!idle) {
+        const cpuBefore = daemon.cpuMs();
         await new Promise((resolve) => setTimeout(resolve, options.idleS * 1000));
-        idle = daemon.memory();
-        logLine(`storesync run idle ${options.idleS} s after start: RSS ${idle.rssMiB} MiB (peak ${idle.peakRssMiB} MiB)`);
+        idle = { ...daemon.memory(), cpuMsPerS: round((daemon.cpuMs() - cpuBefore) / options.idleS, 1) };
+        logLine(`storesync run idle ${options.idleS} s after start: RSS ${idle.rssMiB} MiB (peak ${idle.peakRssMiB} MiB), ${idle.cpuMsPerS} ms CPU per second`);
       }
       for (const latencyMs of options.latencies) {
         await env.sim.setFaults({ latencyMs, jitterMs: 0 });
@@ -164,6 +169,13 @@ export async function cliBench(env: BenchEnvironment, options: CliBenchOptions, 
             `(ratio ${cell.ratio}); per item ${cell.daemonCpuMsPerItem} ms daemon CPU, ${cell.redisCommandsPerItem} Redis commands ` +
             `(${JSON.stringify(cell.redisTopCommands)}), ${cell.redisCpuMsPerItem} ms Redis CPU; RSS ${cell.rssMiB} MiB`,
         );
+        if (windowIdle === undefined) {
+          // The background a sync pays per second: every poll re-reads the rows still inside the overlap window.
+          const before = daemon.cpuMs();
+          await new Promise((resolve) => setTimeout(resolve, WINDOW_IDLE_S * 1000));
+          windowIdle = { rows: items, cpuMsPerS: round((daemon.cpuMs() - before) / WINDOW_IDLE_S, 1) };
+          logLine(`storesync run with ${items} rows in the overlap window and nothing new: ${windowIdle.cpuMsPerS} ms CPU per second`);
+        }
       }
     } finally {
       await daemon.stop();
@@ -171,7 +183,7 @@ export async function cliBench(env: BenchEnvironment, options: CliBenchOptions, 
   }
   const scaleOut = options.scaleOutItems > 0 ? await scaleOutRow(env, writes, options.scaleOutItems, start, logLine) : undefined;
   await env.sim.setFaults({ latencyMs: 0 });
-  return { name: 'cli', summary: summarize(cells, idle, scaleOut), data: { options, cells, idle, scaleOut } };
+  return { name: 'cli', summary: summarize(cells, idle, windowIdle, scaleOut), data: { options, cells, idle, windowIdle, scaleOut } };
 }
 
 type Starter = (name: string, role: 'all' | 'producer' | 'worker', concurrency: number, prefix: string) => Promise<CliDaemon>;
@@ -199,7 +211,8 @@ async function scaleOutRow(env: BenchEnvironment, writes: WriteLog, items: numbe
 
 function summarize(
   cells: readonly CliCell[],
-  idle: { rssMiB: number; peakRssMiB: number } | undefined,
+  idle: { rssMiB: number; peakRssMiB: number; cpuMsPerS: number } | undefined,
+  windowIdle: { rows: number; cpuMsPerS: number } | undefined,
   scaleOut: { items: number; oneWorkerPerS: number; twoWorkersPerS: number; ratio: number } | undefined,
 ): BenchResult['summary'] {
   const goal = (c: CliCell): string => {
@@ -225,6 +238,15 @@ function summarize(
   }
   if (idle) {
     summary.push({ measure: 'idle storesync run RSS', value: `${idle.rssMiB} MiB`, baseline: 'goal ≤ 100 MB', verdict: idle.rssMiB * 1.048576 <= 100 ? 'met' : 'missed' });
+    summary.push({ measure: 'idle storesync run CPU (every flow polling on its schedule)', value: `${idle.cpuMsPerS} ms per second`, baseline: '—', verdict: 'reported' });
+  }
+  if (windowIdle) {
+    summary.push({
+      measure: `storesync run CPU with ${windowIdle.rows} rows in the overlap window and nothing new (each poll re-reads them)`,
+      value: `${windowIdle.cpuMsPerS} ms per second`,
+      baseline: idle ? `idle ${idle.cpuMsPerS} ms per second` : '—',
+      verdict: 'reported',
+    });
   }
   const peak = Math.max(0, ...cells.map((c) => c.rssMiB));
   if (cells.length > 0) summary.push({ measure: 'storesync run RSS after its largest run', value: `${peak} MiB`, baseline: 'goal ≤ 200 MB while syncing', verdict: peak * 1.048576 <= 200 ? 'met' : 'missed' });

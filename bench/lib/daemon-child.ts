@@ -16,6 +16,11 @@ import { createRedis } from '../../src/queue/connection.js';
 import { StoreClient } from '../../src/store/client.js';
 import type { Role } from '../../src/sync/flow.js';
 import { startInventoryFlow } from '../../src/sync/inventory/index.js';
+import { applyMemoryFlags } from '../../src/v8-flags.js';
+
+// The V8 flags of the real entry (src/main.ts), so that the benchmark measures the daemon users run
+// (set once the modules are loaded here; the entry sets them before).
+applyMemoryFlags(process.execArgv.join(' '));
 
 type Request =
   | { id: number; type: 'poll'; source: string; expect: number }
@@ -114,6 +119,7 @@ process.on('message', (raw) => {
         outcomes: { ...outcomes },
         cpuMs: after.cpuUserMs + after.cpuSystemMs - before.cpuUserMs - before.cpuSystemMs,
         maxRssMiB: after.maxRssMiB,
+        rssBeforeMiB: before.rssMiB,
       });
     } catch (error) {
       send({ id: message.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });

@@ -16,7 +16,10 @@ export interface DaemonRun {
   outcomes: Record<string, number>;
   /** CPU time (user + system) of the daemon process during the run. */
   cpuMs: number;
+  /** Peak RSS of the process so far (since it started, so a run's peak only when it is the highest). */
   maxRssMiB: number;
+  /** RSS when the run started: what the process held before it (peak minus this is the run's own share). */
+  rssBeforeMiB: number;
 }
 
 /** A daemon child. */

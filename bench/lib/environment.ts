@@ -40,6 +40,7 @@ export async function startEnvironment(
   cleanup: Cleanup,
   log: (line: string) => void,
   profileDir?: string,
+  nodeArgs: readonly string[] = [],
 ): Promise<BenchEnvironment> {
   const logDir = mkdtempSync(join(tmpdir(), 'storesync-bench-'));
   cleanup.defer('log folder', () => rmSync(logDir, { recursive: true, force: true }));
@@ -62,7 +63,7 @@ export async function startEnvironment(
     pg,
     erp,
     sim,
-    daemonExecArgv: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    daemonExecArgv: [...nodeArgs, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
     daemonConfig({ concurrency = 16, sources = [] } = {}) {
       return {
         store: {

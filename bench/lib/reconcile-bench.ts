@@ -62,7 +62,7 @@ export async function largeReconcileBench(
   } finally {
     await daemon.stop();
   }
-  log(`reconcile of ${skus} SKUs: ${puts} PUTs in ${Math.round(run.ms)} ms, peak RSS ${run.maxRssMiB} MiB`);
+  log(`reconcile of ${skus} SKUs: ${puts} PUTs in ${Math.round(run.ms)} ms, peak RSS ${run.maxRssMiB} MiB (${run.rssBeforeMiB} MiB before it)`);
   return {
     name: 'reconcile-large',
     data: { skus, different: expected, run: { ...run, putsSent: puts } },
@@ -78,6 +78,12 @@ export async function largeReconcileBench(
         value: `${run.maxRssMiB} MiB`,
         baseline: 'goal < 1 GB',
         verdict: run.maxRssMiB * 1.048576 < 1000 ? 'goal met' : 'goal missed',
+      },
+      {
+        measure: `the reconcile's own share: peak RSS minus the process's RSS before it`,
+        value: `${run.maxRssMiB - run.rssBeforeMiB} MiB`,
+        baseline: `${run.rssBeforeMiB} MiB before the reconcile`,
+        verdict: 'measure',
       },
     ],
   };
@@ -125,6 +131,8 @@ export async function reconcileBench(
   const rawMs = performance.now() - rawStarted;
   await waitFor(async () => (await env.sim.inventoryPuts()) > 0, { timeoutMs: 30_000, message: 'store counters' });
 
+  // maxRSS only grows: after the second reconcile it is the peak of both.
+  const peakMiB = Math.max(first.maxRssMiB, second.maxRssMiB);
   const firstReport = first.report as { differences: number; queued: number; erpRecords: number; storeItems: number };
   const secondReport = second.report as { differences: number; queued: number };
   const data = {
@@ -136,7 +144,7 @@ export async function reconcileBench(
   };
   log(
     `reconcile 1%: ${firstReport.differences} differences, ${putsFirst} PUTs in ${Math.round(first.ms)} ms (raw least work ${Math.round(rawMs)} ms), ` +
-      `peak RSS ${first.maxRssMiB} MiB; reconcile 0%: ${secondReport.differences} differences, ${putsSecond} PUTs in ${Math.round(second.ms)} ms`,
+      `peak RSS ${peakMiB} MiB (${first.rssBeforeMiB} MiB before the first reconcile); reconcile 0%: ${secondReport.differences} differences, ${putsSecond} PUTs in ${Math.round(second.ms)} ms`,
   );
   return {
     name: 'reconcile',
@@ -156,9 +164,15 @@ export async function reconcileBench(
       },
       {
         measure: 'peak RSS of the daemon process during the reconciles',
-        value: `${first.maxRssMiB} MiB`,
+        value: `${peakMiB} MiB`,
         baseline: 'goal ≤ 200 MB',
-        verdict: first.maxRssMiB * 1.048576 <= 200 ? 'goal met' : 'goal missed',
+        verdict: peakMiB * 1.048576 <= 200 ? 'goal met' : 'goal missed',
+      },
+      {
+        measure: `the reconciles' own share: peak RSS minus the process's RSS before the first`,
+        value: `${peakMiB - first.rssBeforeMiB} MiB`,
+        baseline: `${first.rssBeforeMiB} MiB before the first reconcile`,
+        verdict: 'measure',
       },
       {
         measure: `PUTs sent, ${skus} SKUs, 0% different`,
