@@ -18,6 +18,12 @@ export interface SourceRecord {
   cursor: Cursor;
   /** Only the fields the source provided: a stock-only source yields Code and Stock. */
   fields: Record<string, unknown>;
+  /**
+   * The raw row's key (`rowKey` in polling.ts), set when the read was given `known`: the caller
+   * remembers the delivered record under it, so that the overlap's re-read of the row is recognised
+   * before it is normalised.
+   */
+  rowKey?: string;
 }
 
 /** A record that could not be coerced; it is reported and never queued. */
@@ -39,6 +45,18 @@ export interface ChangeBatch {
   resumeFrom?: Cursor;
   /** Opaque, JSON-serialisable state `commit` needs (the CSV source lists its files here). */
   handle?: unknown;
+  /** Rows read but left out because `ReadOptions.known` recognised them (they count as read). */
+  known?: number;
+}
+
+/**
+ * Rows an earlier poll of this process delivered, by raw row key: the overlap re-reads every row of
+ * its window at every poll (a minute of changes polled every second: each row sixty times), and a
+ * recognised row is only counted, its cursor taken from here, instead of being normalised again.
+ */
+export interface KnownRows {
+  /** The cursor of the row delivered under `rowKey`, or undefined for a row not delivered. */
+  cursorOf(rowKey: string): Cursor | undefined;
 }
 
 /** Options of one `readChanges` call. */
@@ -50,6 +68,8 @@ export interface ReadOptions {
    * overlap before that instant (`pollStart`). Unknown (a first poll, a restart): the whole overlap.
    */
   previousPollAt?: number;
+  /** Rows already delivered: left out of the batch (see `KnownRows`); polled sources (SQL, HTTP) use it. */
+  known?: KnownRows;
 }
 
 /** A connector kind. */

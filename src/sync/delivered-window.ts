@@ -9,7 +9,13 @@
  * reads them again), and the memory never holds more than `maxEntries` (the oldest go first: a row
  * forgotten too early is only merged once more, as without this memory). A restarted daemon starts
  * empty and re-merges the window once, which is harmless.
+ *
+ * It also remembers each delivered record by its raw row's key (`rowKey` in erp/polling.ts), and as
+ * `KnownRows` lets the next reads recognise a re-read row before normalising it: of the work a re-read
+ * costs, only the SQL read and the key remain.
  */
+import type { Cursor, KnownRows } from '../erp/types.js';
+
 
 /** The identity of a delivered record. */
 export interface DeliveredRecord {
@@ -19,17 +25,22 @@ export interface DeliveredRecord {
   version: number;
   /** Its values, in the order the source normalised them. */
   fields: Readonly<Record<string, unknown>>;
+  /** The raw row's key and the record's cursor, when the read gave them (see `KnownRows`). */
+  rowKey?: string;
+  cursor?: Cursor;
 }
 
 /** Most records remembered per source (about 150 bytes each). */
 export const DEFAULT_MAX_ENTRIES = 100_000;
 
 /** Records of one source delivered within its overlap window. */
-export class DeliveredWindow {
+export class DeliveredWindow implements KnownRows {
   readonly #overlapMs: number;
   readonly #maxEntries: number;
   /** Identity → version; a Map keeps insertion order, so the oldest entries are first. */
   readonly #seen = new Map<string, number>();
+  /** Raw row key → the record's version and cursor, in insertion order too. */
+  readonly #rows = new Map<string, { version: number; cursor: Cursor }>();
 
   constructor(overlapMs: number, maxEntries = DEFAULT_MAX_ENTRIES) {
     this.#overlapMs = overlapMs;
@@ -46,16 +57,29 @@ export class DeliveredWindow {
     return this.#seen.has(identity(record));
   }
 
+  /** `KnownRows`: the cursor of the record delivered from the raw row with this key. */
+  cursorOf(rowKey: string): Cursor | undefined {
+    return this.#rows.get(rowKey)?.cursor;
+  }
+
   /** Remembers records that are now durably merged and queued. */
   add(records: Iterable<DeliveredRecord>): void {
     for (const record of records) {
       const id = identity(record);
       this.#seen.delete(id);
       this.#seen.set(id, record.version);
+      if (record.rowKey !== undefined && record.cursor !== undefined) {
+        this.#rows.delete(record.rowKey);
+        this.#rows.set(record.rowKey, { version: record.version, cursor: record.cursor });
+      }
     }
     for (const oldest of this.#seen.keys()) {
       if (this.#seen.size <= this.#maxEntries) break;
       this.#seen.delete(oldest);
+    }
+    for (const oldest of this.#rows.keys()) {
+      if (this.#rows.size <= this.#maxEntries) break;
+      this.#rows.delete(oldest);
     }
   }
 
@@ -64,6 +88,9 @@ export class DeliveredWindow {
     const oldest = cursorVersion - this.#overlapMs;
     for (const [id, version] of this.#seen) {
       if (version < oldest) this.#seen.delete(id);
+    }
+    for (const [rowKey, { version }] of this.#rows) {
+      if (version < oldest) this.#rows.delete(rowKey);
     }
   }
 }

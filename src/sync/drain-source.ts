@@ -8,7 +8,7 @@
 import type { Redis } from 'ioredis';
 
 import { compareCursors, maxCursor } from '../erp/cursor.js';
-import type { ChangeBatch, ChangeSource, Cursor } from '../erp/types.js';
+import type { ChangeBatch, ChangeSource, Cursor, KnownRows } from '../erp/types.js';
 import { stateKey } from '../queue/connection.js';
 
 /** Where a flow keeps the cursor of each of its sources: `state:{flow}:cursor:{source}`, JSON. */
@@ -49,6 +49,8 @@ export interface DrainOptions {
   saveCursor: (cursor: Cursor) => Promise<void>;
   /** When the source's last complete poll began (ms), if known: bounds the overlap (`pollStart`). */
   previousPollAt?: number;
+  /** Rows already delivered, passed to every read (`ReadOptions.known`). */
+  known?: KnownRows;
 }
 
 /**
@@ -59,30 +61,33 @@ export interface DrainOptions {
 const MAX_READS_FACTOR = 100;
 
 /** Reads, queues and commits batches until the source is caught up; returns the stored cursor and rows read. */
-export async function drainSource(source: ChangeSource, options: DrainOptions): Promise<{ cursor: Cursor; read: number }> {
+export async function drainSource(source: ChangeSource, options: DrainOptions): Promise<{ cursor: Cursor; read: number; known: number }> {
   const polledFrom = options.cursor;
   let stored = options.cursor;
   let position = options.cursor;
   let read = 0;
+  let known = 0;
   let rounds = 0;
   for (let reads = 0; rounds < options.maxRounds && reads < options.maxRounds * MAX_READS_FACTOR; reads++) {
     const first = reads === 0;
     const batch = await source.readChanges(position, options.limit, {
       overlap: first,
       ...(first && options.previousPollAt !== undefined ? { previousPollAt: options.previousPollAt } : {}),
+      ...(options.known ? { known: options.known } : {}),
     });
     await options.queue(batch);
     const next = maxCursor(stored, batch.nextCursor);
     if (compareCursors(next, stored) !== 0) await options.saveCursor(next);
     stored = next;
     await source.commit?.(batch);
-    const rows = batch.records.length + batch.rejected.length;
+    const rows = batch.records.length + batch.rejected.length + (batch.known ?? 0);
     read += rows;
+    known += batch.known ?? 0;
     const resume = batch.resumeFrom ?? batch.nextCursor;
     // Caught up, or a batch that ended where the last one did (nothing more to read this poll).
     if (rows < options.limit || (reads > 0 && compareCursors(resume, position) <= 0)) break;
     if (compareCursors(resume, polledFrom) > 0) rounds += 1;
     position = resume;
   }
-  return { cursor: stored, read };
+  return { cursor: stored, read, known };
 }

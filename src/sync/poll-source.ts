@@ -5,7 +5,7 @@
  * metrics. What a batch becomes (pending state and jobs, refusals) is the flow's `queueBatch`.
  */
 import { cursorToVersion, isTimestampCursor } from '../erp/cursor.js';
-import type { ChangeBatch, ChangeSource, Cursor } from '../erp/types.js';
+import type { ChangeBatch, ChangeSource, Cursor, KnownRows } from '../erp/types.js';
 import type { Metrics } from '../metrics.js';
 import { drainSource, type SourceCursors } from './drain-source.js';
 
@@ -20,6 +20,8 @@ export interface PollOptions {
   initialCursor?: Cursor;
   /** What this process learned of the source in its earlier polls (bounds the overlap; see `PollHistory`). */
   history?: PollHistory;
+  /** Rows this process already delivered from the source (the overlap's re-reads are only counted). */
+  known?: KnownRows;
 }
 
 /**
@@ -53,6 +55,8 @@ export interface SourcePollReport {
   source: string;
   /** Records read, valid and rejected (rows re-read by the overlap or an inclusive cursor count again). */
   read: number;
+  /** Of those, rows re-read and recognised as delivered before they were normalised (`PollOptions.known`). */
+  known: number;
   rejected: number;
   /** Jobs added (or found already waiting). */
   queued: number;
@@ -73,7 +77,7 @@ export interface PollTarget {
 
 /** Polls `source` until it returns a short batch (bounded); returns what was read, refused and queued. */
 export async function pollChangeSource(source: ChangeSource, options: PollOptions, target: PollTarget): Promise<SourcePollReport> {
-  const report: SourcePollReport = { source: source.name, read: 0, rejected: 0, queued: 0, cursor: null };
+  const report: SourcePollReport = { source: source.name, read: 0, known: 0, rejected: 0, queued: 0, cursor: null };
   const startedAt = target.now();
   const { history } = options;
   // The last poll's start on the ERP's clock, at the latest (see PollHistory).
@@ -81,8 +85,9 @@ export async function pollChangeSource(source: ChangeSource, options: PollOption
   const from = (await target.cursors.get(source.name)) ?? options.initialCursor ?? null;
   const fromVersion = isTimestampCursor(from) ? cursorToVersion(from) : null;
   let lagMs: number | undefined;
-  const { cursor, read } = await drainSource(source, {
+  const { cursor, read, known } = await drainSource(source, {
     ...(previousPollAt === undefined ? {} : { previousPollAt }),
+    ...(options.known ? { known: options.known } : {}),
     cursor: from,
     limit: options.limit,
     maxRounds: MAX_ROUNDS,
@@ -98,6 +103,7 @@ export async function pollChangeSource(source: ChangeSource, options: PollOption
     saveCursor: (next) => target.cursors.set(source.name, next),
   });
   report.read = read;
+  report.known = known;
   report.cursor = cursor;
   if (history) {
     history.lastCompleteAt = startedAt;

@@ -35,7 +35,8 @@ export async function pollSource(
   const queued = new Set<string>();
   // Every value of this poll was read after this instant, none before (reservations.ts).
   const observedAt = rt.now();
-  const report = await pollChangeSource(source, options, {
+  // The window recognises re-read rows before they are normalised (`KnownRows`).
+  const report = await pollChangeSource(source, options.window ? { ...options, known: options.window } : options, {
     flow: 'inventory',
     cursors: rt.state.cursors,
     metrics: rt.metrics,
@@ -95,7 +96,7 @@ function deliveredIdentity(record: SourceRecord): DeliveredRecord | undefined {
   const version = isTimestampCursor(record.cursor) ? cursorToVersion(record.cursor) : null;
   const key = record.fields.Code;
   if (version === null || typeof key !== 'string') return undefined;
-  return { key, version, fields: record.fields };
+  return record.rowKey === undefined ? { key, version, fields: record.fields } : { key, version, fields: record.fields, rowKey: record.rowKey, cursor: record.cursor };
 }
 
 /** Why the store would refuse a record's values (each issue names the SKU, field, value and rule); empty when it may be queued. */

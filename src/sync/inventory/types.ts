@@ -52,6 +52,8 @@ export interface PollReport {
   source: string;
   /** Records read, valid and rejected (rows re-read by the overlap or an inclusive cursor count again). */
   read: number;
+  /** Of those, rows the overlap re-read and the poll recognised before normalising them. */
+  known: number;
   rejected: number;
   /** Distinct SKUs whose job was added (or found already waiting). */
   queued: number;

@@ -218,7 +218,8 @@ describe('inventory producer', () => {
     done = jobsDone(flow, ['OVL-2']);
     const report = await flow.poll('pg-overlap');
     await done;
-    expect(report).toMatchObject({ read: 2, queued: 1, cursor: '2025-03-01T00:01:00.000Z' });
+    // OVL-1, re-read, is recognised by its raw row before it is normalised again.
+    expect(report).toMatchObject({ read: 2, known: 1, queued: 1, cursor: '2025-03-01T00:01:00.000Z' });
     expect(writesOf(h.sim, 'OVL-1')).toHaveLength(1);
     expect(writesOf(h.sim, 'OVL-2')).toHaveLength(1);
   });
