@@ -8,10 +8,16 @@
  * (/proc) and the Redis commands (INFO commandstats) from the insert to the last PUT, per synced SKU.
  * Rows of earlier cells stay in the log, so polls re-read whatever is still inside the overlap window,
  * as in a deployment. A scale-out row compares one and two `--role worker` processes beside one producer.
+ *
+ * The overlap row measures what a steady stream costs between its changes: at 200 changes/s the
+ * default 60 s overlap holds 12,000 rows, and every 1 s poll re-reads them all. The daemon's CPU per
+ * second with those rows in the log (delivered and synced, nothing new) is compared with the same
+ * daemon's once the log is emptied.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import { waitFor } from '../../src/wait-for.js';
-import type { ErpRow } from './bench-erp.js';
+import { type ErpRow, sku } from './bench-erp.js';
 import { type CliDaemon, startCliDaemon } from './cli-daemon.js';
 import { type BenchEnvironment, STORE_PASSWORD, STORE_USER } from './environment.js';
 import { freshBodies, itemsFor } from './put-bodies.js';
@@ -20,8 +26,12 @@ import { commandDelta } from './redis-server.js';
 import type { BenchResult } from './results.js';
 import { rate, ratio, round } from './stats.js';
 
-/** Seconds the daemon is watched after its first cell, its rows still inside the overlap window. */
-const WINDOW_IDLE_S = 3;
+/** Rows in the overlap window of a steady 200 changes/s with the default 60 s overlap. */
+const WINDOW_ROWS = 12_000;
+/** SKUs those rows change (four changes each). */
+const WINDOW_SKUS = 3_000;
+/** Seconds of each CPU reading of the overlap row. */
+const WINDOW_READ_S = 10;
 
 /** The grid and the size of its runs. */
 export interface CliBenchOptions {
@@ -88,6 +98,23 @@ class WriteLog {
     // The span of N writes covers N − 1 intervals.
     return ((last - first) * count) / Math.max(1, count - 1);
   }
+
+  /** Waits until no write has come for `quietMs`, and moves the mark past every write. */
+  async quiet(quietMs: number, timeoutMs: number): Promise<void> {
+    let lastAt = Date.now();
+    await waitFor(
+      async () => {
+        const writes = await this.env.sim.writes(this.#seq);
+        const last = writes.at(-1);
+        if (last) {
+          this.#seq = last.seq;
+          lastAt = Date.now();
+        }
+        return Date.now() - lastAt >= quietMs;
+      },
+      { timeoutMs, intervalMs: 100, message: `no store write for ${quietMs} ms` },
+    );
+  }
 }
 
 /** Inserts the changes, waits for their PUTs, and reads what the daemon processes spent meanwhile. */
@@ -133,7 +160,7 @@ export async function cliBench(env: BenchEnvironment, options: CliBenchOptions, 
       execArgv: env.daemonExecArgv,
     });
   let idle: { rssMiB: number; peakRssMiB: number; cpuMsPerS: number } | undefined;
-  let windowIdle: { rows: number; cpuMsPerS: number } | undefined;
+  let windowRow: OverlapWindowRow | undefined;
   for (const concurrency of options.concurrencies) {
     await env.erp.clear();
     const daemon = await start(`cli-c${concurrency}`, 'all', concurrency, `cli-c${concurrency}-${Date.now()}`);
@@ -169,21 +196,58 @@ export async function cliBench(env: BenchEnvironment, options: CliBenchOptions, 
             `(ratio ${cell.ratio}); per item ${cell.daemonCpuMsPerItem} ms daemon CPU, ${cell.redisCommandsPerItem} Redis commands ` +
             `(${JSON.stringify(cell.redisTopCommands)}), ${cell.redisCpuMsPerItem} ms Redis CPU; RSS ${cell.rssMiB} MiB`,
         );
-        if (windowIdle === undefined) {
-          // The background a sync pays per second: every poll re-reads the rows still inside the overlap window.
-          const before = daemon.cpuMs();
-          await new Promise((resolve) => setTimeout(resolve, WINDOW_IDLE_S * 1000));
-          windowIdle = { rows: items, cpuMsPerS: round((daemon.cpuMs() - before) / WINDOW_IDLE_S, 1) };
-          logLine(`storesync run with ${items} rows in the overlap window and nothing new: ${windowIdle.cpuMsPerS} ms CPU per second`);
-        }
       }
+      windowRow ??= await overlapWindowRow(env, writes, daemon, logLine);
     } finally {
       await daemon.stop();
     }
   }
   const scaleOut = options.scaleOutItems > 0 ? await scaleOutRow(env, writes, options.scaleOutItems, start, logLine) : undefined;
   await env.sim.setFaults({ latencyMs: 0 });
-  return { name: 'cli', summary: summarize(cells, idle, windowIdle, scaleOut), data: { options, cells, idle, windowIdle, scaleOut } };
+  return { name: 'cli', summary: summarize(cells, idle, windowRow, scaleOut), data: { options, cells, idle, overlapWindow: windowRow, scaleOut } };
+}
+
+/** The overlap row: the daemon's CPU with a steady stream's window of rows in the log, and without. */
+interface OverlapWindowRow {
+  rows: number;
+  cpuMsPerS: number;
+  emptyCpuMsPerS: number;
+  /** CPU per row re-read, µs (each poll re-reads every row). */
+  usPerRowRead: number;
+}
+
+async function cpuPerSecond(daemon: CliDaemon, seconds: number): Promise<number> {
+  const before = daemon.cpuMs();
+  await sleep(seconds * 1000);
+  return round((daemon.cpuMs() - before) / seconds, 1);
+}
+
+async function overlapWindowRow(env: BenchEnvironment, writes: WriteLog, daemon: CliDaemon, logLine: (line: string) => void): Promise<OverlapWindowRow> {
+  await env.sim.setFaults({ latencyMs: 0, jitterMs: 0 });
+  await env.erp.clear();
+  await sleep(2000);
+  const emptyCpuMsPerS = await cpuPerSecond(daemon, WINDOW_READ_S);
+  // 2.5 ms apart over the last 30 s: still inside the 60 s window when the CPU is read.
+  const now = Date.now();
+  const rows: ErpRow[] = Array.from({ length: WINDOW_ROWS }, (_, r) => ({
+    code: sku((r % WINDOW_SKUS) + 1),
+    stock: (now + r) % 999_999,
+    price: round(1 + (r % 99_999) / 100),
+    at: now - 30_000 + Math.floor((r * 30_000) / WINDOW_ROWS),
+  }));
+  await writes.mark();
+  await env.erp.insert(rows);
+  // Delivered and synced: every SKU written, then no write for a second and a half.
+  await writes.span(WINDOW_SKUS, 600_000);
+  await writes.quiet(1500, 120_000);
+  const cpuMsPerS = await cpuPerSecond(daemon, WINDOW_READ_S);
+  const usPerRowRead = round(((cpuMsPerS - emptyCpuMsPerS) * 1000) / WINDOW_ROWS, 2);
+  logLine(
+    `storesync run with ${WINDOW_ROWS} rows in the overlap window, nothing new: ${cpuMsPerS} ms CPU per second, ` +
+      `${emptyCpuMsPerS} with the log emptied: ${usPerRowRead} µs per row re-read`,
+  );
+  await env.erp.clear();
+  return { rows: WINDOW_ROWS, cpuMsPerS, emptyCpuMsPerS, usPerRowRead };
 }
 
 type Starter = (name: string, role: 'all' | 'producer' | 'worker', concurrency: number, prefix: string) => Promise<CliDaemon>;
@@ -212,7 +276,7 @@ async function scaleOutRow(env: BenchEnvironment, writes: WriteLog, items: numbe
 function summarize(
   cells: readonly CliCell[],
   idle: { rssMiB: number; peakRssMiB: number; cpuMsPerS: number } | undefined,
-  windowIdle: { rows: number; cpuMsPerS: number } | undefined,
+  windowRow: OverlapWindowRow | undefined,
   scaleOut: { items: number; oneWorkerPerS: number; twoWorkersPerS: number; ratio: number } | undefined,
 ): BenchResult['summary'] {
   const goal = (c: CliCell): string => {
@@ -240,11 +304,13 @@ function summarize(
     summary.push({ measure: 'idle storesync run RSS', value: `${idle.rssMiB} MiB`, baseline: 'goal ≤ 100 MB', verdict: idle.rssMiB * 1.048576 <= 100 ? 'met' : 'missed' });
     summary.push({ measure: 'idle storesync run CPU (every flow polling on its schedule)', value: `${idle.cpuMsPerS} ms per second`, baseline: '—', verdict: 'reported' });
   }
-  if (windowIdle) {
+  if (windowRow) {
+    // Each change of a steady 200/s stream is re-read by the sixty polls of its minute in the window.
+    const perChange = round((windowRow.cpuMsPerS - windowRow.emptyCpuMsPerS) / 200, 3);
     summary.push({
-      measure: `storesync run CPU with ${windowIdle.rows} rows in the overlap window and nothing new (each poll re-reads them)`,
-      value: `${windowIdle.cpuMsPerS} ms per second`,
-      baseline: idle ? `idle ${idle.cpuMsPerS} ms per second` : '—',
+      measure: `storesync run CPU with ${windowRow.rows} rows in the overlap window (200 changes/s × the default 60 s), nothing new, polled every second`,
+      value: `${windowRow.cpuMsPerS} ms per second: ${windowRow.usPerRowRead} µs per row re-read, ${perChange} ms per change of a steady 200/s stream`,
+      baseline: `the same daemon with the log emptied ${windowRow.emptyCpuMsPerS} ms per second`,
       verdict: 'reported',
     });
   }
