@@ -10,12 +10,13 @@
  * forgotten too early is only merged once more, as without this memory). A restarted daemon starts
  * empty and re-merges the window once, which is harmless.
  *
- * It also remembers each delivered record by its raw row's key (`rowKey` in erp/polling.ts), and as
- * `KnownRows` lets the next reads recognise a re-read row before normalising it: of the work a re-read
- * costs, only the SQL read and the key remain.
+ * A record read with its raw row's key (`rowKey` in erp/polling.ts) is remembered by that key instead,
+ * with its cursor, and as `KnownRows` the window lets the next reads recognise the re-read row before
+ * normalising it: of the work a re-read costs, only the SQL read and the key remain. Those entries are
+ * forgotten in delivery order, up to the first one still inside the window (a row committed late, so
+ * delivered after newer ones, may outlive its window a little: memory only).
  */
 import type { Cursor, KnownRows } from '../erp/types.js';
-
 
 /** The identity of a delivered record. */
 export interface DeliveredRecord {
@@ -30,17 +31,17 @@ export interface DeliveredRecord {
   cursor?: Cursor;
 }
 
-/** Most records remembered per source (about 150 bytes each). */
+/** Most records remembered per source, of each kind (about 150 bytes each). */
 export const DEFAULT_MAX_ENTRIES = 100_000;
 
 /** Records of one source delivered within its overlap window. */
 export class DeliveredWindow implements KnownRows {
   readonly #overlapMs: number;
   readonly #maxEntries: number;
-  /** Identity → version; a Map keeps insertion order, so the oldest entries are first. */
+  /** Identity → version, of records read without a row key; a Map keeps insertion order, so the oldest entries are first. */
   readonly #seen = new Map<string, number>();
-  /** Raw row key → the record's version and cursor, in insertion order too. */
-  readonly #rows = new Map<string, { version: number; cursor: Cursor }>();
+  /** Raw row key → the record's cursor (a timestamp), in delivery order. */
+  readonly #rows = new Map<string, string>();
 
   constructor(overlapMs: number, maxEntries = DEFAULT_MAX_ENTRIES) {
     this.#overlapMs = overlapMs;
@@ -49,28 +50,29 @@ export class DeliveredWindow implements KnownRows {
 
   /** Records remembered now. */
   get size(): number {
-    return this.#seen.size;
+    return this.#seen.size + this.#rows.size;
   }
 
-  /** True when this very record (key, version and values) was delivered before. */
+  /** True when this very record (its raw row; without one, its key, version and values) was delivered before. */
   has(record: DeliveredRecord): boolean {
-    return this.#seen.has(identity(record));
+    return record.rowKey !== undefined && typeof record.cursor === 'string' ? this.#rows.has(record.rowKey) : this.#seen.has(identity(record));
   }
 
   /** `KnownRows`: the cursor of the record delivered from the raw row with this key. */
   cursorOf(rowKey: string): Cursor | undefined {
-    return this.#rows.get(rowKey)?.cursor;
+    return this.#rows.get(rowKey);
   }
 
   /** Remembers records that are now durably merged and queued. */
   add(records: Iterable<DeliveredRecord>): void {
     for (const record of records) {
-      const id = identity(record);
-      this.#seen.delete(id);
-      this.#seen.set(id, record.version);
-      if (record.rowKey !== undefined && record.cursor !== undefined) {
+      if (record.rowKey !== undefined && typeof record.cursor === 'string') {
         this.#rows.delete(record.rowKey);
-        this.#rows.set(record.rowKey, { version: record.version, cursor: record.cursor });
+        this.#rows.set(record.rowKey, record.cursor);
+      } else {
+        const id = identity(record);
+        this.#seen.delete(id);
+        this.#seen.set(id, record.version);
       }
     }
     for (const oldest of this.#seen.keys()) {
@@ -89,8 +91,9 @@ export class DeliveredWindow implements KnownRows {
     for (const [id, version] of this.#seen) {
       if (version < oldest) this.#seen.delete(id);
     }
-    for (const [rowKey, { version }] of this.#rows) {
-      if (version < oldest) this.#rows.delete(rowKey);
+    for (const [rowKey, cursor] of this.#rows) {
+      if (!(Date.parse(cursor) < oldest)) break;
+      this.#rows.delete(rowKey);
     }
   }
 }
