@@ -13,8 +13,9 @@
  * A record read with its raw row's key (`rowKey` in erp/polling.ts) is remembered by that key instead,
  * with its cursor, and as `KnownRows` the window lets the next reads recognise the re-read row before
  * normalising it: of the work a re-read costs, only the SQL read and the key remain. Those entries are
- * forgotten in delivery order, up to the first one still inside the window (a row committed late, so
- * delivered after newer ones, may outlive its window a little: memory only).
+ * forgotten in delivery order, up to the first one still inside the window: a row delivered after a
+ * newer one (committed late) outlives its window a little, behind a row stamped in the future until that
+ * one ages out or `maxEntries` drops it. Memory only: a remembered row is one that was delivered.
  */
 import type { Cursor, KnownRows } from '../erp/types.js';
 
