@@ -122,14 +122,12 @@ export function toBatchParts(rows: readonly Record<string, unknown>[], settings:
   let recognised = 0;
   const key = Object.entries(settings.catalog).find(([, spec]) => spec.required)?.[0];
   rows.forEach((raw, index) => {
-    const rawKey = known && rowKey(raw);
-    if (rawKey !== undefined && known) {
-      const deliveredCursor = known.cursorOf(rawKey);
-      if (deliveredCursor !== undefined) {
-        cursors.push(deliveredCursor);
-        recognised += 1;
-        return;
-      }
+    const rawKey = known ? rowKey(raw) : undefined;
+    const deliveredCursor = rawKey === undefined ? undefined : known?.cursorOf(rawKey);
+    if (deliveredCursor !== undefined) {
+      cursors.push(deliveredCursor);
+      recognised += 1;
+      return;
     }
     const provisional = `${settings.source} ${settings.rowNoun} ${index + 1} of the batch`;
     const result = normalizeRecord(raw, settings.catalog, {

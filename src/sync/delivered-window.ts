@@ -56,7 +56,8 @@ export class DeliveredWindow implements KnownRows {
 
   /** True when this very record (its raw row; without one, its key, version and values) was delivered before. */
   has(record: DeliveredRecord): boolean {
-    return record.rowKey !== undefined && typeof record.cursor === 'string' ? this.#rows.has(record.rowKey) : this.#seen.has(identity(record));
+    const row = rowOf(record);
+    return row === undefined ? this.#seen.has(identity(record)) : this.#rows.has(row.key);
   }
 
   /** `KnownRows`: the cursor of the record delivered from the raw row with this key. */
@@ -67,9 +68,10 @@ export class DeliveredWindow implements KnownRows {
   /** Remembers records that are now durably merged and queued. */
   add(records: Iterable<DeliveredRecord>): void {
     for (const record of records) {
-      if (record.rowKey !== undefined && typeof record.cursor === 'string') {
-        this.#rows.delete(record.rowKey);
-        this.#rows.set(record.rowKey, record.cursor);
+      const row = rowOf(record);
+      if (row !== undefined) {
+        this.#rows.delete(row.key);
+        this.#rows.set(row.key, row.cursor);
       } else {
         const id = identity(record);
         this.#seen.delete(id);
@@ -101,4 +103,9 @@ export class DeliveredWindow implements KnownRows {
 
 function identity(record: DeliveredRecord): string {
   return `${record.key}\u0000${record.version}\u0000${JSON.stringify(record.fields)}`;
+}
+
+/** The raw row key a record is remembered by and its cursor, when it came with both (a timestamp cursor). */
+function rowOf(record: DeliveredRecord): { key: string; cursor: string } | undefined {
+  return record.rowKey !== undefined && typeof record.cursor === 'string' ? { key: record.rowKey, cursor: record.cursor } : undefined;
 }
