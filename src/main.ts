@@ -3,9 +3,8 @@
  */
 import { applyMemoryFlags } from './v8-flags.js';
 
-// Before the modules load; a flag of the same kind on node's command line wins (Node refuses these
-// flags in NODE_OPTIONS).
-applyMemoryFlags(process.execArgv.join(' '));
+// Before the modules load; a setting of the same kind given to node (command line or NODE_OPTIONS) wins.
+applyMemoryFlags(`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`);
 
 const controller = new AbortController();
 let signals = 0;

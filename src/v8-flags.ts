@@ -1,33 +1,66 @@
 /**
- * The V8 flags storesync sets for itself, measured (bench/README.md, "Memory"). V8 lets a
+ * The memory settings storesync gives V8 for itself, measured (bench/README.md, "Memory"). V8 lets a
  * fast-allocating process's old generation grow to several times what is live before a full
  * collection (a sync of 100,000 SKUs: about 65 MB live, up to 290 MB committed, 370 MiB RSS), and grows
- * the young generation to 2 × 16 MB, which an idle daemon then keeps. A growing factor of 1.25 and a
- * young generation that stays at its first size keep the daemon near its live set (idle about 105 MiB
- * instead of 135–145, a 100,000-SKU sync under 200 MB instead of 370) for about 0.15 ms more CPU per
- * synced SKU. Set before the modules load (the process entry), they cover the whole run. Measured on
- * Node 20 (V8 11.3); some newer V8 versions raise a young-generation growth factor below 2 to 2, and
- * there only the first flag acts.
+ * the young generation to 2 × 16 MB, which an idle daemon then keeps. A heap growing factor of 1.25 and a
+ * young generation capped at 2 × 4 MB keep the daemon near its live set (a 100,000-SKU sync under 200 MB
+ * instead of 370, idle about 110 MiB instead of 135–145). The cap, not a young generation kept at its first
+ * 2 × 1 MB: with 1 MB semi-spaces the objects of a store request in flight (20 ms) outlive two scavenges
+ * and are promoted, and garbage collection took 32–38 % of the busy main thread; the cap cuts the CPU per
+ * synced SKU by about a quarter at 20 ms and concurrency 32 for about 8 MiB more while syncing. Set before
+ * the modules load (the process entry), they cover the whole run. Measured on Node 20 (V8 11.3).
  */
+import { PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
 
-/** Each flag, and the pattern that finds a flag of the same kind given by the user. */
-const MEMORY_FLAGS: ReadonlyArray<readonly [RegExp, string]> = [
-  [/heap[-_]growing[-_]percent/, '--heap-growing-percent=25'],
-  [/semi[-_]space/, '--semi-space-growth-factor=1'],
-];
+/** The young generation's cap: both semi-spaces, MB (V8 grows them 1 → 2 → 4 MB each). */
+export const YOUNG_GENERATION_CAP_MB = 8;
 
-/** The flags `applyMemoryFlags` sets: each one whose kind `given` (node's own arguments) does not name. */
-export function memoryFlagsFor(given: string): string[] {
-  return MEMORY_FLAGS.filter(([pattern]) => !pattern.test(given)).map(([, flag]) => flag);
+const HEAP_GROWING = [/heap[-_]growing[-_]percent/, '--heap-growing-percent=25'] as const;
+/** Any semi-space flag the user gave (a size or a growth factor) leaves the young generation to V8. */
+const SEMI_SPACE = /semi[-_]space/;
+
+/** What `applyMemoryFlags` sets when node was given `given`: each setting whose kind `given` does not name. */
+export function memorySettingsFor(given: string): { flags: string[]; capYoungGeneration: boolean } {
+  return {
+    flags: HEAP_GROWING[0].test(given) ? [] : [HEAP_GROWING[1]],
+    capYoungGeneration: !SEMI_SPACE.test(given),
+  };
 }
 
 /**
- * Sets the memory flags, except those of a kind the user gave on node's command line (`given`:
- * `process.execArgv`; `node --heap-growing-percent=0 --semi-space-growth-factor=2 bin/storesync.js run`
- * gives V8's behaviour back). Node refuses these V8 flags in NODE_OPTIONS, so the command line is the
- * only place for them.
+ * Sets the memory settings, except those of a kind the user gave to node (`given`: `process.execArgv` and
+ * `NODE_OPTIONS`; `node --heap-growing-percent=0 --max-semi-space-size=16 bin/storesync.js run` gives V8's
+ * behaviour back). Node refuses the growing flag in NODE_OPTIONS, so the command line is its only place.
  */
 export function applyMemoryFlags(given: string): void {
-  for (const flag of memoryFlagsFor(given)) v8.setFlagsFromString(flag);
+  const settings = memorySettingsFor(given);
+  for (const flag of settings.flags) v8.setFlagsFromString(flag);
+  if (settings.capYoungGeneration) capYoungGeneration(YOUNG_GENERATION_CAP_MB);
+}
+
+function youngGenerationMb(): number {
+  const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
+  return (space?.space_size ?? 0) / 1_048_576;
+}
+
+/**
+ * Caps the young generation at `capMb` (both semi-spaces). Its maximum size can be set only on node's
+ * command line (`--max-semi-space-size`, read when the heap is made), but V8 reads the growth factor each
+ * time it grows the young generation: after every collection the factor becomes 1 (no growth) once the
+ * young generation has reached the cap, and 2 (V8's own) while it is below, so it grows under load up to
+ * the cap, and grows again after V8 has shrunk it when the process went quiet. A collection is observed
+ * after it ends, so one growth past the cap can slip through before the factor is 1; the next observation
+ * stops any more. Returns the function that stops the cap.
+ */
+export function capYoungGeneration(capMb: number): () => void {
+  let growing = true;
+  const observer = new PerformanceObserver(() => {
+    const below = youngGenerationMb() < capMb;
+    if (below === growing) return;
+    growing = below;
+    v8.setFlagsFromString(`--semi-space-growth-factor=${growing ? 2 : 1}`);
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return () => observer.disconnect();
 }

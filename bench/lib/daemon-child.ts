@@ -20,7 +20,7 @@ import { applyMemoryFlags } from '../../src/v8-flags.js';
 
 // The V8 flags of the real entry (src/main.ts), so that the benchmark measures the daemon users run
 // (set once the modules are loaded here; the entry sets them before).
-applyMemoryFlags(process.execArgv.join(' '));
+applyMemoryFlags(`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`);
 
 type Request =
   | { id: number; type: 'poll'; source: string; expect: number }
