@@ -78,8 +78,8 @@ try {
   };
   if (only.includes('cli')) {
     const grid = quick
-      ? { latencies: [20, 0], concurrencies: [16], targetS: 1, minItems: 300, maxItems: 1000, scaleOutItems: 0, idleS: 5 }
-      : { latencies: [20, 5, 0], concurrencies: [1, 8, 16, 32], targetS: 3, minItems: 200, maxItems: 3000, scaleOutItems: 6000, idleS: 20 };
+      ? { latencies: [20, 0], concurrencies: [16], targetS: 1, minItems: 300, maxItems: 1000, scaleOutItems: 0, idleS: 5, warmUpItems: 1000 }
+      : { latencies: [20, 5, 0], concurrencies: [1, 8, 16, 32], targetS: 3, minItems: 200, maxItems: 3000, scaleOutItems: 6000, idleS: 20, warmUpItems: 3000 };
     const numbers = (text: string | undefined) => text?.split(',').map(Number);
     record(
       await cliBench(
