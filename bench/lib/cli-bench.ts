@@ -22,7 +22,7 @@ import { waitFor } from '../../src/wait-for.js';
 import { type ErpRow, sku } from './bench-erp.js';
 import { type CliDaemon, startCliDaemon } from './cli-daemon.js';
 import { type BenchEnvironment, STORE_PASSWORD, STORE_USER } from './environment.js';
-import { freshBodies, itemsFor } from './put-bodies.js';
+import { freshBodies, itemsFor, WARM_UP_FIRST_SKU } from './put-bodies.js';
 import { login, type PutBody, rawPutLoop } from './raw-loops.js';
 import { commandDelta } from './redis-server.js';
 import type { BenchResult } from './results.js';
@@ -186,7 +186,7 @@ export async function cliBench(env: BenchEnvironment, options: CliBenchOptions, 
       }
       if (options.warmUpItems > 0) {
         await env.sim.setFaults({ latencyMs: 0, jitterMs: 0 });
-        const run = await syncRun(env, writes, [daemon], freshBodies(options.warmUpItems));
+        const run = await syncRun(env, writes, [daemon], freshBodies(options.warmUpItems, WARM_UP_FIRST_SKU));
         const warm: FirstSync = { concurrency, items: options.warmUpItems, perS: run.perS, daemonCpuMsPerItem: round(run.cpuMsPerItem, 3) };
         firstSync ??= warm;
         logLine(`storesync run warm-up (not counted), latency 0 ms, concurrency ${concurrency}, ${warm.items} items: ${warm.perS}/s, ${warm.daemonCpuMsPerItem} ms daemon CPU per item`);
@@ -222,7 +222,7 @@ export async function cliBench(env: BenchEnvironment, options: CliBenchOptions, 
       await daemon.stop();
     }
   }
-  const scaleOut = options.scaleOutItems > 0 ? await scaleOutRow(env, writes, options.scaleOutItems, start, logLine) : undefined;
+  const scaleOut = options.scaleOutItems > 0 ? await scaleOutRow(env, writes, options.scaleOutItems, options.warmUpItems, start, logLine) : undefined;
   await env.sim.setFaults({ latencyMs: 0 });
   return { name: 'cli', summary: summarize(cells, idle, windowRow, scaleOut, firstSync), data: { options, cells, idle, firstSync, overlapWindow: windowRow, scaleOut } };
 }
@@ -273,8 +273,7 @@ async function overlapWindowRow(env: BenchEnvironment, writes: WriteLog, daemon:
 type Starter = (name: string, role: 'all' | 'producer' | 'worker', concurrency: number, prefix: string) => Promise<CliDaemon>;
 
 /** One producer and one, then two, `--role worker` processes (concurrency 16 each) at 20 ms. */
-async function scaleOutRow(env: BenchEnvironment, writes: WriteLog, items: number, start: Starter, logLine: (line: string) => void) {
-  await env.sim.setFaults({ latencyMs: 20, jitterMs: 0 });
+async function scaleOutRow(env: BenchEnvironment, writes: WriteLog, items: number, warmUpItems: number, start: Starter, logLine: (line: string) => void) {
   const perS: number[] = [];
   for (const workers of [1, 2]) {
     await env.erp.clear();
@@ -283,6 +282,12 @@ async function scaleOutRow(env: BenchEnvironment, writes: WriteLog, items: numbe
     try {
       daemons.push(await start(`scale${workers}-producer`, 'producer', 16, prefix));
       for (let i = 1; i <= workers; i += 1) daemons.push(await start(`scale${workers}-worker${i}`, 'worker', 16, prefix));
+      // Warm, as the cells: every worker process syncs about `warmUpItems` changes first, not counted.
+      if (warmUpItems > 0) {
+        await env.sim.setFaults({ latencyMs: 0, jitterMs: 0 });
+        await syncRun(env, writes, daemons, freshBodies(warmUpItems * workers, WARM_UP_FIRST_SKU));
+      }
+      await env.sim.setFaults({ latencyMs: 20, jitterMs: 0 });
       const run = await syncRun(env, writes, daemons, freshBodies(items));
       perS.push(run.perS);
       logLine(`scale-out: producer + ${workers} worker process(es), ${items} items at 20 ms: ${run.perS}/s, ${round(run.cpuMsPerItem, 3)} ms CPU per item`);
