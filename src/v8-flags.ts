@@ -4,16 +4,16 @@
  * collection (a sync of 100,000 SKUs: about 65 MB live, up to 290 MB committed, 370 MiB RSS), and grows
  * the young generation to 2 × 16 MB, which an idle daemon then keeps. A heap growing factor of 1.25 and a
  * young generation capped at 2 × 4 MB keep the daemon near its live set (a 100,000-SKU sync under 200 MB
- * instead of 370, idle about 110 MiB instead of 135–145). The cap, not a young generation kept at its first
- * 2 × 1 MB: with 1 MB semi-spaces the objects of a store request in flight (20 ms) outlive two scavenges
- * and are promoted, and garbage collection took 32–38 % of the busy main thread; the cap cuts the CPU per
+ * instead of 370, idle about 100–105 MiB instead of 135–145). The cap, not a young generation kept at its
+ * first size (1 MB for both semi-spaces): there the objects of a store request in flight (20 ms) outlive
+ * a scavenge or two and are promoted, and garbage collection took 32–38 % of the busy main thread; the cap cuts the CPU per
  * synced SKU by about a quarter at 20 ms and concurrency 32 for about 8 MiB more while syncing. Set before
  * the modules load (the process entry), they cover the whole run. Measured on Node 20 (V8 11.3).
  */
 import { PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
 
-/** The young generation's cap: both semi-spaces, MB (V8 grows them 1 → 2 → 4 MB each). */
+/** The young generation's cap: both semi-spaces, MB (V8 doubles it from its first size, 1 MB: 1 → 2 → 4 → 8). */
 export const YOUNG_GENERATION_CAP_MB = 8;
 
 const HEAP_GROWING = [/heap[-_]growing[-_]percent/, '--heap-growing-percent=25'] as const;
