@@ -9,7 +9,8 @@
  * Rows of earlier cells stay in the log, so polls re-read whatever is still inside the overlap window,
  * as in a deployment. Each daemon first syncs `warmUpItems` changes at 0 ms that no cell counts: a
  * daemon runs for days, so its cells are measured warm (the JIT has compiled the hot path), as the
- * bench process's raw loop is; the first daemon's warm-up sync is reported on its own row. A scale-out row compares one and two `--role worker` processes beside one producer.
+ * bench process's raw loop is; the first daemon's warm-up sync is reported on its own row. A scale-out
+ * row compares one and two `--role worker` processes beside one producer, warmed up the same way.
  *
  * The overlap row measures what a steady stream costs between its changes: at 200 changes/s the
  * default 60 s overlap holds 12,000 rows, and every 1 s poll re-reads them all. The daemon's CPU per
@@ -151,6 +152,12 @@ async function syncRun(env: BenchEnvironment, log: WriteLog, daemons: readonly C
   };
 }
 
+/** A sync no figure counts, at 0 ms, of SKUs no measured run uses (`WARM_UP_FIRST_SKU`). */
+async function warmUp(env: BenchEnvironment, log: WriteLog, daemons: readonly CliDaemon[], items: number) {
+  await env.sim.setFaults({ latencyMs: 0, jitterMs: 0 });
+  return syncRun(env, log, daemons, freshBodies(items, WARM_UP_FIRST_SKU));
+}
+
 /** Runs the grid and the scale-out row; returns the result to store. */
 export async function cliBench(env: BenchEnvironment, options: CliBenchOptions, logLine: (line: string) => void): Promise<Omit<BenchResult, 'run'>> {
   const hash = await login(env.sim.url, STORE_USER, STORE_PASSWORD);
@@ -185,8 +192,7 @@ export async function cliBench(env: BenchEnvironment, options: CliBenchOptions, 
         logLine(`storesync run idle ${options.idleS} s after start: RSS ${idle.rssMiB} MiB (peak ${idle.peakRssMiB} MiB), ${idle.cpuMsPerS} ms CPU per second`);
       }
       if (options.warmUpItems > 0) {
-        await env.sim.setFaults({ latencyMs: 0, jitterMs: 0 });
-        const run = await syncRun(env, writes, [daemon], freshBodies(options.warmUpItems, WARM_UP_FIRST_SKU));
+        const run = await warmUp(env, writes, [daemon], options.warmUpItems);
         const warm: FirstSync = { concurrency, items: options.warmUpItems, perS: run.perS, daemonCpuMsPerItem: round(run.cpuMsPerItem, 3) };
         firstSync ??= warm;
         logLine(`storesync run warm-up (not counted), latency 0 ms, concurrency ${concurrency}, ${warm.items} items: ${warm.perS}/s, ${warm.daemonCpuMsPerItem} ms daemon CPU per item`);
@@ -283,10 +289,7 @@ async function scaleOutRow(env: BenchEnvironment, writes: WriteLog, items: numbe
       daemons.push(await start(`scale${workers}-producer`, 'producer', 16, prefix));
       for (let i = 1; i <= workers; i += 1) daemons.push(await start(`scale${workers}-worker${i}`, 'worker', 16, prefix));
       // Warm, as the cells: every worker process syncs about `warmUpItems` changes first, not counted.
-      if (warmUpItems > 0) {
-        await env.sim.setFaults({ latencyMs: 0, jitterMs: 0 });
-        await syncRun(env, writes, daemons, freshBodies(warmUpItems * workers, WARM_UP_FIRST_SKU));
-      }
+      if (warmUpItems > 0) await warmUp(env, writes, daemons, warmUpItems * workers);
       await env.sim.setFaults({ latencyMs: 20, jitterMs: 0 });
       const run = await syncRun(env, writes, daemons, freshBodies(items));
       perS.push(run.perS);
