@@ -1,8 +1,8 @@
 /**
  * The HTTP side of the daemon (every role): `/metrics`, `/livez`, `/readyz`, and under `/admin` (always
  * authenticated) the queue dashboard, the resync endpoints, the SKU explanation and the booked-sales call.
- * The dashboard (bull-board, a few MB of heap) is imported only when admin credentials are configured:
- * without them /admin refuses every request, so it could never be seen.
+ * The dashboard (bull-board, a few MB of memory) is loaded at its first request (`lazy-dashboard.ts`), and
+ * not served at all without admin credentials: /admin then refuses every request, so it could never be seen.
  */
 import type { Queue } from 'bullmq';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -12,9 +12,9 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { ControlJobData } from '../sync/control/index.js';
 import { adminAuthHook, adminEnabled } from './admin-auth.js';
-import { dashboardAuditHook } from './audit.js';
 import type { Readiness } from './health.js';
 import { type InventoryRoutesOptions, registerInventoryRoutes } from './inventory-routes.js';
+import { registerLazyDashboard } from './lazy-dashboard.js';
 import { registerResyncRoutes } from './resync-routes.js';
 
 /** Everything under this prefix requires admin credentials. */
@@ -71,10 +71,6 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   await app.register(
     async (admin) => {
       admin.addHook('onRequest', adminAuthHook(options.config.admin, logger));
-      const audited = dashboardAuditHook(logger);
-      admin.addHook('onResponse', async (request, reply) => {
-        if (request.url.startsWith(`${DASHBOARD_PATH}/api/`)) await audited(request, reply);
-      });
       registerResyncRoutes(admin, {
         logger,
         enqueue: (data) => options.control.enqueue(data),
@@ -82,12 +78,12 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
       });
       if (options.inventory) registerInventoryRoutes(admin, { ...options.inventory, logger });
       if (adminEnabled(options.config.admin)) {
-        const { registerDashboard } = await import('./dashboard.js');
-        await registerDashboard(admin, {
+        await registerLazyDashboard(admin, {
           queues: options.queues,
           controlQueueName: options.control.queueName,
           basePath: DASHBOARD_PATH,
           mountPath: DASHBOARD_PATH.slice(ADMIN_PREFIX.length),
+          logger,
         });
       }
       admin.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ error: 'not found' }));

@@ -98,6 +98,28 @@ async function serve(admin: Partial<Config['admin']>, options: { redisUrl?: stri
 type Served = Awaited<ReturnType<typeof serve>>;
 const bearer = { authorization: `Bearer ${TOKEN}` };
 
+describe('the queue dashboard, built at its first authenticated request', () => {
+  it('does not load bull-board at start or for a refused request, then once for every request after', async () => {
+    const s = await serve({ token: TOKEN });
+    try {
+      const loads = () => s.logs.lines().filter((line) => line.msg === 'queue dashboard loaded').length;
+      expect((await fetch(`${s.url}/metrics`)).status).toBe(200);
+      expect((await fetch(`${s.url}/admin/queues`)).status).toBe(401);
+      expect(loads()).toBe(0);
+      const page = await fetch(`${s.url}/admin/queues`, { headers: bearer });
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toContain('text/html');
+      expect(loads()).toBe(1);
+      const api = await fetch(`${s.url}/admin/queues/api/queues`, { headers: bearer });
+      expect(api.status).toBe(200);
+      expect(((await api.json()) as { queues: unknown[] }).queues).toHaveLength(2);
+      expect(loads()).toBe(1);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('HTTP server with admin credentials configured', () => {
   let s: Served;
   beforeAll(async () => {
