@@ -100,7 +100,7 @@ const bearer = { authorization: `Bearer ${TOKEN}` };
 
 describe('the queue dashboard, built at its first authenticated request', () => {
   it('does not load bull-board at start or for a refused request, then once for every request after', async () => {
-    const s = await serve({ token: TOKEN });
+    const s = await serve({ token: TOKEN, username: 'администратор', password: 'admin-secret-pw' });
     try {
       const loads = () => s.logs.lines().filter((line) => line.msg === 'queue dashboard loaded').length;
       expect((await fetch(`${s.url}/metrics`)).status).toBe(200);
@@ -114,6 +114,10 @@ describe('the queue dashboard, built at its first authenticated request', () => 
       expect(api.status).toBe(200);
       expect(((await api.json()) as { queues: unknown[] }).queues).toHaveLength(2);
       expect(loads()).toBe(1);
+      // The forwarded request keeps its user, whatever its alphabet, for the dashboard's audit.
+      const pause = await fetch(`${s.url}/admin/queues/api/queues/inventory/pause`, { method: 'PUT', headers: { authorization: basicAuth('администратор', 'admin-secret-pw') } });
+      expect(pause.status).toBe(200);
+      expect(s.logs.lines().find((line) => line.audit === true && line.action === 'dashboard:pause')).toMatchObject({ user: 'администратор', queueName: 'inventory', status: 200 });
     } finally {
       await s.close();
     }
