@@ -19,9 +19,12 @@ FROM node:22-bookworm-slim AS runtime
 RUN apt-get update \
  && apt-get install -y --no-install-recommends tini \
  && rm -rf /var/lib/apt/lists/*
+# MALLOC_ARENA_MAX=2: glibc gives each of node's threads a malloc arena of its own, which an idle daemon
+# keeps; two arenas saved 2.4-3.6 MiB of its ~97 MiB RSS (bench/README.md, "Memory").
 ENV NODE_ENV=production \
     HTTP_HOST=0.0.0.0 \
-    HTTP_PORT=9464
+    HTTP_PORT=9464 \
+    MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
