@@ -31,11 +31,9 @@ export interface DashboardOptions {
   controlQueueName: string;
   /** Where the dashboard is served, e.g. `/admin/queues`: the URL the browser sees. */
   basePath: string;
-  /** The same path relative to `app`'s own prefix, e.g. `/queues` inside `/admin`. */
-  mountPath: string;
 }
 
-/** Registers the dashboard in `app` (an authenticated context). */
+/** Registers the dashboard at `basePath` in `app`, an instance without a prefix (`lazy-dashboard.ts` builds it). */
 export async function registerDashboard(app: FastifyInstance, options: DashboardOptions): Promise<void> {
   const adapters = options.queues.map((queue) => {
     const adapter = new BullMQAdapter(queue, {
@@ -75,5 +73,5 @@ export async function registerDashboard(app: FastifyInstance, options: Dashboard
     if (typeof body.name !== 'string' || body.name === '' || body.name === '__default__') body.name = controlJobName(data);
   });
 
-  await app.register(serverAdapter.registerPlugin(), { prefix: options.mountPath });
+  await app.register(serverAdapter.registerPlugin(), { prefix: options.basePath });
 }

@@ -20,7 +20,7 @@ const USER_HEADER = 'x-storesync-admin-user';
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'upgrade']);
 
 /** Options of `registerLazyDashboard`: the dashboard's, with where the admin context mounts it. */
-export interface LazyDashboardOptions extends Omit<DashboardOptions, 'mountPath'> {
+export interface LazyDashboardOptions extends DashboardOptions {
   /** `basePath` relative to the admin context's prefix, e.g. `/queues` inside `/admin`. */
   mountPath: string;
   logger: Logger;
@@ -84,7 +84,7 @@ async function buildDashboard(options: LazyDashboardOptions): Promise<FastifyIns
   app.addHook('onError', async (request, _reply, error) => {
     options.logger.warn({ url: request.url, method: request.method, err: error }, 'request failed');
   });
-  await registerDashboard(app, { queues: options.queues, controlQueueName: options.controlQueueName, basePath: options.basePath, mountPath: options.basePath });
+  await registerDashboard(app, { queues: options.queues, controlQueueName: options.controlQueueName, basePath: options.basePath });
   app.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ error: 'not found' }));
   await app.ready();
   options.logger.info('queue dashboard loaded');
