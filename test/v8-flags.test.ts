@@ -43,12 +43,15 @@ describe('the V8 memory flags', () => {
     expect(memorySettingsFor(' --max-semi-space-size=16')).toEqual({ flags: ['--heap-growing-percent=25'], capYoungGeneration: false });
   });
 
-  it('let the young generation grow under load up to the cap, and a semi-space flag given to node gives V8 its own growth back', async () => {
+  it('let the young generation grow under load up to the cap (one growth past it at most), and a semi-space flag given to node gives V8 its own growth back', async () => {
     const capped = await youngGenerationAfterLoad([]);
     const own = await youngGenerationAfterLoad(['--max-semi-space-size=16']);
-    // Grown past its first size (1 MB here), and stopped at the cap.
+    // Grown past its first size (1 MB here) and stopped at the cap, or one growth past it: the observer
+    // learns of a collection after it ended, so a second collection before the observer runs still grows
+    // with V8's factor (seen in CI under the suite's load: 16 MB). V8's own growth, without the cap,
+    // reaches 2 × 16 MB here, so a cap that does not act still fails.
     expect(capped).toBeGreaterThan(2);
-    expect(capped).toBeLessThanOrEqual(YOUNG_GENERATION_CAP_MB);
-    expect(own).toBeGreaterThan(YOUNG_GENERATION_CAP_MB);
+    expect(capped).toBeLessThanOrEqual(2 * YOUNG_GENERATION_CAP_MB);
+    expect(own).toBeGreaterThan(2 * YOUNG_GENERATION_CAP_MB);
   });
 });
