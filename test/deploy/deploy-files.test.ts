@@ -169,6 +169,37 @@ describe('systemd unit', () => {
   });
 });
 
+describe('the memory environment of the Docker image and the systemd unit', () => {
+  /** `NAME=value` pairs of the Dockerfile's ENV instruction (backslash-continued lines). */
+  function dockerEnv(): Map<string, string> {
+    const instruction = /^ENV ((?:.*\\\n)*.*)$/m.exec(read('Dockerfile'))?.[1] ?? '';
+    return new Map([...instruction.matchAll(/([A-Z_]+)=(\S+)/g)].map((m) => [m[1] as string, m[2] as string]));
+  }
+  function unitEnv(): Map<string, string> {
+    return new Map([...read('deploy/storesync.service').matchAll(/^Environment=([A-Z_]+)=(.*)$/gm)].map((m) => [m[1] as string, m[2] as string]));
+  }
+  /** How many threads a node process started with `env` has after 300 ms (exit code 9 if node refuses `NODE_OPTIONS`). */
+  async function threads(env: Record<string, string>): Promise<number> {
+    const script = "setTimeout(() => console.log(require('node:fs').readdirSync('/proc/self/task').length), 300)";
+    const { code, output } = await run(process.execPath, ['-e', script], env);
+    expect(code, output).toBe(0);
+    return Number(output.trim());
+  }
+
+  it('set the same malloc arenas and V8 helper threads, and node accepts the options and runs fewer threads', async () => {
+    const docker = dockerEnv();
+    const unit = unitEnv();
+    for (const name of ['MALLOC_ARENA_MAX', 'NODE_OPTIONS']) expect(unit.get(name), name).toBe(docker.get(name));
+    expect(docker.get('MALLOC_ARENA_MAX')).toBe('2');
+    expect(docker.get('NODE_OPTIONS')).toBe('--v8-pool-size=1');
+    // Node refuses an option NODE_OPTIONS may not carry (exit code 9): this one starts, with fewer threads.
+    const fewer = await threads({ NODE_OPTIONS: docker.get('NODE_OPTIONS') ?? '' });
+    const usual = await threads({});
+    expect(fewer).toBeGreaterThan(0);
+    expect(fewer).toBeLessThan(usual);
+  });
+});
+
 describe('deploy/healthcheck.js', () => {
   const redis = new Redis('redis://127.0.0.1:6379/0', { lazyConnect: true });
   let server: HttpServer;
