@@ -15,6 +15,7 @@ import { adminAuthHook, adminEnabled } from './admin-auth.js';
 import type { Readiness } from './health.js';
 import { type InventoryRoutesOptions, registerInventoryRoutes } from './inventory-routes.js';
 import { registerLazyDashboard } from './lazy-dashboard.js';
+import { logFailedRequests } from './request-errors.js';
 import { registerResyncRoutes } from './resync-routes.js';
 
 /** Everything under this prefix requires admin credentials. */
@@ -50,9 +51,7 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
   const logger = options.logger.child({ component: 'http' });
   const app = Fastify({ logger: false });
 
-  app.addHook('onError', async (request, _reply, error) => {
-    logger.warn({ url: request.url, method: request.method, err: error }, 'request failed');
-  });
+  logFailedRequests(app, logger);
 
   app.get('/livez', async () => ({ status: 'ok' }));
 
@@ -82,7 +81,6 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
           queues: options.queues,
           controlQueueName: options.control.queueName,
           basePath: DASHBOARD_PATH,
-          mountPath: DASHBOARD_PATH.slice(ADMIN_PREFIX.length),
           logger,
         });
       }

@@ -12,6 +12,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Logger } from '../log.js';
 import { dashboardAuditHook } from './audit.js';
 import type { DashboardOptions } from './dashboard.js';
+import { logFailedRequests } from './request-errors.js';
 
 /** Carries the authenticated admin user from the forwarding route to the dashboard instance. */
 const USER_HEADER = 'x-storesync-admin-user';
@@ -19,15 +20,19 @@ const USER_HEADER = 'x-storesync-admin-user';
 /** Headers of one hop that the forwarding must not copy (inject and fastify set their own). */
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'upgrade']);
 
-/** Options of `registerLazyDashboard`: the dashboard's, with where the admin context mounts it. */
+/** Options of `registerLazyDashboard`: the dashboard's, and where to log. */
 export interface LazyDashboardOptions extends DashboardOptions {
-  /** `basePath` relative to the admin context's prefix, e.g. `/queues` inside `/admin`. */
-  mountPath: string;
   logger: Logger;
 }
 
-/** Registers the forwarding routes in `admin` (an authenticated context); the dashboard is built on first use. */
+/**
+ * Registers the forwarding routes in `admin` (an authenticated context whose prefix `basePath` starts
+ * with); the dashboard is built on first use.
+ */
 export async function registerLazyDashboard(admin: FastifyInstance, options: LazyDashboardOptions): Promise<void> {
+  if (!options.basePath.startsWith(`${admin.prefix}/`)) throw new Error(`dashboard path ${options.basePath} is outside ${admin.prefix}`);
+  // The same path relative to the admin context, e.g. `/queues` inside `/admin`.
+  const mountPath = options.basePath.slice(admin.prefix.length);
   let built: Promise<FastifyInstance> | undefined;
   const dashboard = (): Promise<FastifyInstance> => {
     built ??= buildDashboard(options).catch((error: unknown) => {
@@ -64,8 +69,8 @@ export async function registerLazyDashboard(admin: FastifyInstance, options: Laz
       }
       return reply.code(answer.statusCode).send(answer.rawPayload);
     };
-    scope.all(options.mountPath, forward);
-    scope.all(`${options.mountPath}/*`, forward);
+    scope.all(mountPath, forward);
+    scope.all(`${mountPath}/*`, forward);
   });
 }
 
@@ -81,9 +86,7 @@ async function buildDashboard(options: LazyDashboardOptions): Promise<FastifyIns
   app.addHook('onResponse', async (request, reply) => {
     if (request.url.startsWith(`${options.basePath}/api/`)) await audited(request, reply);
   });
-  app.addHook('onError', async (request, _reply, error) => {
-    options.logger.warn({ url: request.url, method: request.method, err: error }, 'request failed');
-  });
+  logFailedRequests(app, options.logger);
   await registerDashboard(app, { queues: options.queues, controlQueueName: options.controlQueueName, basePath: options.basePath });
   app.setNotFoundHandler(async (_request, reply) => reply.code(404).send({ error: 'not found' }));
   await app.ready();
