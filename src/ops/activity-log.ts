@@ -39,6 +39,8 @@ export interface ActivityLogOptions {
   summaryIntervalMs: number;
   /** Per-item lines of a kind per interval. @defaultValue LINES_PER_KIND */
   linesPerKind?: number;
+  /** Clock (ms) of the period a summary covers. @defaultValue Date.now */
+  now?: () => number;
 }
 
 /** Counts of one interval, by flow. */
@@ -63,8 +65,10 @@ const QUEUED_NOUN: Record<string, string> = { inventory: 'SKUs', fulfillment: 's
 export class ActivityLog {
   readonly #logger: Logger;
   readonly #linesPerKind: number;
-  readonly #intervalMs: number;
+  readonly #now: () => number;
   readonly #timer: NodeJS.Timeout;
+  /** When the period the next summary covers began. */
+  #periodStart: number;
   readonly #unsubscribe: Array<() => void> = [];
   #counts = emptyCounts();
   /** Lines written and suppressed this interval, per kind. */
@@ -74,7 +78,8 @@ export class ActivityLog {
   constructor(options: ActivityLogOptions) {
     this.#logger = options.logger;
     this.#linesPerKind = options.linesPerKind ?? LINES_PER_KIND;
-    this.#intervalMs = options.summaryIntervalMs;
+    this.#now = options.now ?? Date.now;
+    this.#periodStart = this.#now();
     this.#timer = setInterval(() => this.summarize(), options.summaryIntervalMs);
     this.#timer.unref();
   }
@@ -169,6 +174,9 @@ export class ActivityLog {
   summarize(): void {
     const counts = this.#counts;
     const suppressed = Object.fromEntries(this.#suppressed);
+    // The last summary (at close) covers less than an interval: it says how long.
+    const periodS = Math.round((this.#now() - this.#periodStart) / 1000);
+    this.#periodStart = this.#now();
     this.#counts = emptyCounts();
     this.#written.clear();
     this.#suppressed.clear();
@@ -193,8 +201,8 @@ export class ActivityLog {
     }
     for (const [kind, n] of Object.entries(suppressed)) text.push(`${n} more like this suppressed (${kind})`);
     this.#logger.info(
-      { summary: true, periodS: Math.round(this.#intervalMs / 1000), ...sections, ...(totalSuppressed > 0 ? { suppressed } : {}) },
-      `last ${formatPeriod(this.#intervalMs)}: ${text.join('; ')}`,
+      { summary: true, periodS, ...sections, ...(totalSuppressed > 0 ? { suppressed } : {}) },
+      `last ${periodS} s: ${text.join('; ')}`,
     );
   }
 
@@ -228,8 +236,4 @@ export class ActivityLog {
 /** `reason`, prefixed with `subject` unless it already names it (a name never twice in a message). */
 function namingSubject(reason: string, subject: string): string {
   return reason.includes(subject) ? reason : `${subject}: ${reason}`;
-}
-
-function formatPeriod(ms: number): string {
-  return ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`;
 }
