@@ -47,14 +47,14 @@ export interface ActivityLogOptions {
 interface Counts {
   inventory: { written: number; skipped: number; retried: number; isolated: number; failed: number; refused: number };
   sales: { exported: number; acked: number; retried: number; failed: number };
-  fulfillment: { updated: number; retried: number; failed: number };
+  fulfillment: { updated: number; retried: number; failed: number; refused: number };
 }
 
 function emptyCounts(): Counts {
   return {
     inventory: { written: 0, skipped: 0, retried: 0, isolated: 0, failed: 0, refused: 0 },
     sales: { exported: 0, acked: 0, retried: 0, failed: 0 },
-    fulfillment: { updated: 0, retried: 0, failed: 0 },
+    fulfillment: { updated: 0, retried: 0, failed: 0, refused: 0 },
   };
 }
 
@@ -130,6 +130,10 @@ export class ActivityLog {
   /** Logs the fulfillment flow: its polls, updates failed for good, and counts. */
   watchFulfillment(events: TypedEmitter<FulfillmentEvents>): void {
     this.watchSourceReports(events, 'fulfillment:poll:done', 'fulfillment');
+    this.#on(events, 'fulfillment:record:refused', ({ source, reason }) => {
+      this.#counts.fulfillment.refused += 1;
+      this.#limited('fulfillment:record:refused', () => this.#logger.warn({ source }, `shipment record refused: ${reason}`));
+    });
     this.#on(events, 'fulfillment:job:done', ({ outcome }) => {
       if (outcome === 'updated') this.#counts.fulfillment.updated += 1;
     });
@@ -197,7 +201,7 @@ export class ActivityLog {
     }
     if (sections.fulfillment) {
       const c = counts.fulfillment;
-      text.push(`fulfillment: ${c.updated} shipment updates, ${c.failed} failed for good, ${c.retried} retried`);
+      text.push(`fulfillment: ${c.updated} shipment updates, ${c.failed} failed for good, ${c.retried} retried, ${c.refused} ERP records refused`);
     }
     for (const [kind, n] of Object.entries(suppressed)) text.push(`${n} more like this suppressed (${kind})`);
     this.#logger.info(

@@ -10,6 +10,7 @@ import { TypedEmitter } from '../../src/events.js';
 import { Metrics } from '../../src/metrics.js';
 import { ActivityLog, LINES_PER_KIND } from '../../src/ops/activity-log.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import type { FulfillmentEvents } from '../../src/sync/fulfillment/types.js';
 import type { InventoryEvents } from '../../src/sync/inventory/types.js';
 import type { SalesEvents } from '../../src/sync/sales/types.js';
 import { waitFor } from '../../src/wait-for.js';
@@ -193,6 +194,25 @@ describe('ActivityLog', () => {
         '990 more like this suppressed (inventory:record:refused); 490 more like this suppressed (sales:job:failed)',
     );
     expect(lines.find((line) => line.saleId === 1)?.msg).toBe('sale failed for good: sale 1-1: ERR_ERP_SINK: the ERP refused the row');
+  });
+
+  it('warns of a shipment record refused and an update failed for good, and counts updates and retries', () => {
+    const logs = logCollector('info');
+    const activity = new ActivityLog({ logger: logs.logger, summaryIntervalMs: 60_000 });
+    const fulfillment = new TypedEmitter<FulfillmentEvents>();
+    activity.watchFulfillment(fulfillment);
+    fulfillment.emit('fulfillment:poll:done', { source: 'erp-ship', read: 3, rejected: 1, queued: 2, cursor: null });
+    fulfillment.emit('fulfillment:record:refused', { source: 'erp-ship', reason: 'erp-ship row cursor=7: field Status = 99 breaks "a known status"' });
+    fulfillment.emit('fulfillment:job:done', { saleId: 4, outcome: 'updated', changed: ['TrackingCode'] });
+    fulfillment.emit('fulfillment:job:failed', { saleId: 5, error: new Error('ERR_STORE_NOT_FOUND: the store answered 404'), willRetry: true });
+    fulfillment.emit('fulfillment:job:failed', { saleId: 5, error: new Error('ERR_STORE_NOT_FOUND: the store answered 404'), willRetry: false });
+    activity.close();
+    expect(logs.lines().map((line) => [line.level, line.msg])).toEqual([
+      ['info', 'fulfillment poll: 3 rows read, 2 shipment updates queued, 1 refused'],
+      ['warn', 'shipment record refused: erp-ship row cursor=7: field Status = 99 breaks "a known status"'],
+      ['warn', 'shipment update failed for good: sale 5: ERR_STORE_NOT_FOUND: the store answered 404'],
+      ['info', 'last 0 s: fulfillment: 1 shipment updates, 1 failed for good, 1 retried, 1 ERP records refused'],
+    ]);
   });
 
   it('logs a poll or diff only when it moved something, with the counts its kind has', () => {
