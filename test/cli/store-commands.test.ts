@@ -165,6 +165,15 @@ describe('storesync store products, users and clients', () => {
     expect((await store('users', 'search', '--fields', 'Email', '--term', 'x')).code).toBe(3);
   });
 
+  it('reports a user option that does not parse and what the schema refuses at once', async () => {
+    const run = await store('users', 'create', '--username', 'luz', '--first-name', 'Luz', '--last-name', 'Núñez',
+      '--email', 'luz@example.com', '--password', 'Init-123', '--site-id', 'two', '--birthday', 'yesterday');
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain('field --site-id = "two" breaks "positive integer"');
+    expect(run.stderr).toContain('user luz: field Birthday = "yesterday"');
+    expect(sim.counters().total).toBe(0);
+  });
+
   it('lists, gets, creates, updates and deletes clients', async () => {
     const list = json<Array<{ Id: number }>>(await store('clients', 'list', '--json'));
     expect(list).toHaveLength(3);
