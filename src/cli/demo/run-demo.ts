@@ -48,7 +48,7 @@ export interface DemoOptions {
   once: boolean;
   /** HTTP port of the daemon (0: any free one). */
   port: number;
-  /** Key prefix in Redis; the demo empties it at start. */
+  /** Key prefix in Redis; the demo empties it at start and removes its keys on exit. */
   prefix: string;
   /** Log level of the daemon's log lines (on stderr). */
   logLevel?: Config['log']['level'];
@@ -142,6 +142,9 @@ export async function runDemo(options: DemoOptions): Promise<CycleReport | undef
   const cleanups: Array<() => Promise<void>> = [() => redis.stop(), () => rm(root, { recursive: true, force: true })];
   try {
     await clearPrefix(redis.url, options.prefix);
+    // Run after the daemon has stopped (cleanups run first to last, each new one first): the demo leaves
+    // no key behind, whether it ends with --once, Ctrl-C, SIGTERM or an error.
+    cleanups.unshift(() => clearPrefix(redis.url, options.prefix));
     const simulator = await startSimulator({ port: 0, items: ITEMS });
     cleanups.unshift(() => simulator.close());
     for (let i = 0; i < 3; i += 1) simulator.addSale({ Status: 1, StatusText: 'Confirmed', SiteId: 1 });
