@@ -73,6 +73,17 @@ describe('admin login page with only admin.token', () => {
     expect(again.body).toContain('Logged in as <strong>token</strong>');
   });
 
+  it('serves the dashboard page with no link to another host and a policy letting the browser load only from storesync', async () => {
+    const login = await app.inject({ method: 'POST', url: '/admin/login', ...form({ password: TOKEN }) });
+    const cookie = String(login.headers['set-cookie']).split(';')[0] as string;
+    const dashboard = await app.inject({ method: 'GET', url: '/admin/queues', headers: { ...page, cookie } });
+    expect(dashboard.statusCode).toBe(200);
+    expect(dashboard.body).toContain('static/js/');
+    expect(dashboard.body).not.toMatch(/(href|src)=["']?(https?:)?\/\//);
+    expect(dashboard.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(Number(dashboard.headers['content-length'])).toBe(Buffer.byteLength(dashboard.body));
+  });
+
   it('answers a wrong token with the form again (401), logs the failure without the value, and sets no cookie', async () => {
     const answer = await app.inject({ method: 'POST', url: '/admin/login', ...form({ password: `${TOKEN}x`, next: '/admin/queues' }) });
     expect(answer.statusCode).toBe(401);
