@@ -94,11 +94,8 @@ function wantsPage(request: FastifyRequest): boolean {
   return request.method === 'GET' && (request.headers.accept ?? '').includes('text/html');
 }
 
-/**
- * A fastify `onRequest` hook enforcing admin authentication on the routes of its context; `now` is the
- * clock the session cookies are checked against.
- */
-export function adminAuthHook(admin: Readonly<Config['admin']>, logger: Logger, now: () => number = Date.now) {
+/** A fastify `onRequest` hook enforcing admin authentication (header or session cookie) on the routes of its context. */
+export function adminAuthHook(admin: Readonly<Config['admin']>, logger: Logger) {
   const basicConfigured = admin.username !== '' && admin.password !== '';
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const result = checkAdminAuth(admin, request.headers.authorization);
@@ -111,7 +108,7 @@ export function adminAuthHook(admin: Readonly<Config['admin']>, logger: Logger, 
         logger.warn({ ip: request.ip, url: request.url }, 'admin authentication failed');
       } else {
         const session = readCookie(request.headers.cookie, SESSION_COOKIE);
-        const user = session === undefined ? undefined : verifySession(admin, session, now());
+        const user = session === undefined ? undefined : verifySession(admin, session, Date.now());
         if (user !== undefined) {
           request.adminUser = user;
           return;

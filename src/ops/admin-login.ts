@@ -25,7 +25,6 @@ export interface AdminLoginOptions {
   home: string;
   /** The session cookie's path: the admin prefix. */
   cookiePath: string;
-  now?: () => number;
 }
 
 const escapeHtml = (text: string): string =>
@@ -76,7 +75,6 @@ function loggedIn(user: string, next: string): string {
 
 /** Registers the login and logout routes in `app` (outside the authenticated context; only when admin credentials are configured). */
 export async function registerAdminLogin(app: FastifyInstance, options: AdminLoginOptions): Promise<void> {
-  const now = options.now ?? Date.now;
   const basic = options.admin.username !== '' && options.admin.password !== '';
   const html = (reply: FastifyReply, status: number, body: string) =>
     reply.code(status).header('content-security-policy', PAGE_POLICY).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body);
@@ -90,7 +88,7 @@ export async function registerAdminLogin(app: FastifyInstance, options: AdminLog
     scope.get(LOGIN_PATH, async (request, reply) => {
       const next = safeNext((request.query as { next?: unknown }).next, options);
       const session = readCookie(request.headers.cookie, SESSION_COOKIE);
-      const user = session === undefined ? undefined : verifySession(options.admin, session, now());
+      const user = session === undefined ? undefined : verifySession(options.admin, session, Date.now());
       return html(reply, 200, user === undefined ? loginForm(next, { basic }) : loggedIn(user, next));
     });
 
@@ -103,7 +101,7 @@ export async function registerAdminLogin(app: FastifyInstance, options: AdminLog
         options.logger.warn({ ip: request.ip, url: request.url }, 'admin authentication failed');
         return html(reply, 401, loginForm(next, { user: text('user'), error: 'Wrong token or password.', basic }));
       }
-      void reply.header('set-cookie', cookie(request, createSession(options.admin, result.user, now())));
+      void reply.header('set-cookie', cookie(request, createSession(options.admin, result.user, Date.now())));
       return reply.redirect(next, 303);
     });
 

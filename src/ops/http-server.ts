@@ -1,6 +1,7 @@
 /**
  * The HTTP side of the daemon (every role): `/metrics`, `/livez`, `/readyz`, and under `/admin` (always
- * authenticated, browsers through the login page at `/admin/login`) the queue dashboard, the resync endpoints, the SKU explanation and the booked-sales call.
+ * authenticated; browsers log in at `/admin/login`) the queue dashboard, the resync endpoints, the SKU
+ * explanation and the booked-sales call.
  * The dashboard (bull-board, a few MB of memory) is loaded at its first request (`lazy-dashboard.ts`), and
  * not served at all without admin credentials: /admin then refuses every request, so it could never be seen.
  */
