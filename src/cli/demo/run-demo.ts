@@ -83,7 +83,7 @@ function banner(handles: DemoHandles, redisUrl: string, once: boolean): string {
     `  Redis      ${redisUrl}  prefix ${handles.config.redis.prefix}`,
   ];
   if (!once) {
-    lines.push(`  admin token  ${token}`, `    (the dashboard asks for a login: user admin, the token as password; or send "Authorization: Bearer <token>")`, '', 'Ctrl-C stops the demo.');
+    lines.push(`  admin token  ${token}`, `    (the dashboard's login page asks for it; scripts send "Authorization: Bearer <token>")`, '', 'Ctrl-C stops the demo.');
   }
   return `${lines.join('\n')}\n\n`;
 }
@@ -160,7 +160,7 @@ export async function runDemo(options: DemoOptions): Promise<CycleReport | undef
         store: { baseUrl: simulator.url },
         redis: { url: redis.url, prefix: options.prefix },
         http: { host: '127.0.0.1', port: options.port },
-        admin: { token, username: 'admin', password: token },
+        admin: { token },
         ...(options.logLevel ? { log: { level: options.logLevel } } : {}),
       },
     });
