@@ -1,5 +1,5 @@
 /**
- * The import graph of a source tree and its cycles, for the house rule "no import cycle in src/".
+ * The import graph of source folders and its cycles, for the house rule "no import cycle in src/ or bench/".
  * Unlike ESLint's import-x/no-cycle, which skips type-only imports, every import counts here: static,
  * type-only (`import type`, `export type … from`, `import('…').T`), re-exports and dynamic `import()`.
  * A type-only circle costs nothing at run time but still ties the two modules together: neither can be
@@ -10,13 +10,16 @@ import { dirname, join, relative, resolve } from 'node:path';
 
 import ts from 'typescript';
 
-/** Module → the modules of the same tree it imports, as paths relative to the tree's parent (`src/a/b.ts`). */
+/** Module → the modules of the same folders it imports, as paths relative to the package root (`src/a/b.ts`). */
 export type ImportGraph = Map<string, Set<string>>;
 
-/** Reads every .ts file under `root/dir` and the relative imports between them. */
-export async function importGraph(root: string, dir: string): Promise<ImportGraph> {
-  const entries = await readdir(join(root, dir), { withFileTypes: true, recursive: true });
-  const files = entries.filter((e) => e.isFile() && e.name.endsWith('.ts')).map((e) => relative(root, join(e.parentPath, e.name)));
+/** Reads every .ts file under the folders `dirs` of `root` and the relative imports between them. */
+export async function importGraph(root: string, dirs: readonly string[]): Promise<ImportGraph> {
+  const files: string[] = [];
+  for (const dir of dirs) {
+    const entries = await readdir(join(root, dir), { withFileTypes: true, recursive: true });
+    files.push(...entries.filter((e) => e.isFile() && e.name.endsWith('.ts')).map((e) => relative(root, join(e.parentPath, e.name))));
+  }
   const known = new Set(files);
   const graph: ImportGraph = new Map();
   for (const file of files.sort()) {
