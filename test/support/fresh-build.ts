@@ -2,13 +2,13 @@
  * For the tests that run the build (`bin/storesync.js`, `dist/`) instead of the sources. `npm test` builds
  * first, but `vitest run` alone would test whatever `dist/` holds, perhaps a build older than the code under
  * test. `freshBuild` rebuilds when a source of the build is newer than its output or has none; the files of
- * one run share the build (a lock directory: one builds, the others wait, then find it fresh). Freshness is
+ * one run share the build (a lock file: one builds, the others wait, then find it fresh). Freshness is
  * judged per file by modification time, so `npm test`'s own build makes it a few hundred stats.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rmdir, stat } from 'node:fs/promises';
+import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,17 +53,30 @@ export async function staleSources(root = ROOT): Promise<string[]> {
   return stale;
 }
 
+/** True while the process whose pid the lock file holds runs (a build killed with its test run leaves the file). */
+async function held(lock: string): Promise<boolean> {
+  const pid = Number(await readFile(lock, 'utf8').catch(() => ''));
+  if (!pid) return existsSync(lock);
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    await rm(lock, { force: true });
+    return false;
+  }
+}
+
 /** Builds (`npm run build`'s tsc) unless `dist/` is fresh; resolves once it is. */
 export async function freshBuild(root = ROOT): Promise<void> {
   if ((await staleSources(root)).length === 0) return;
   // One lock per checkout, outside it (node_modules may be shared between checkouts).
   const lock = join(tmpdir(), `storesync-build-${createHash('sha256').update(root).digest('hex').slice(0, 16)}.lock`);
-  const took = await mkdir(lock).then(
+  const took = await writeFile(lock, String(process.pid), { flag: 'wx' }).then(
     () => true,
     () => false,
   );
   if (!took) {
-    await waitFor(() => !existsSync(lock), { timeoutMs: BUILD_TIMEOUT_MS, intervalMs: 200, message: `the build another test file runs (lock ${lock})` });
+    await waitFor(async () => !(await held(lock)), { timeoutMs: BUILD_TIMEOUT_MS, intervalMs: 200, message: `the build another test file runs (lock ${lock})` });
     return freshBuild(root);
   }
   try {
@@ -72,7 +85,7 @@ export async function freshBuild(root = ROOT): Promise<void> {
       throw new Error(`dist/ was older than the sources and \`npm run build\` failed:\n${error.stdout ?? error.message}`, { cause: error });
     });
   } finally {
-    await rmdir(lock);
+    await rm(lock, { force: true });
   }
   const stale = await staleSources(root);
   if (stale.length > 0) throw new Error(`dist/ is still older than ${stale.slice(0, 5).join(', ')} after \`npm run build\``);
