@@ -1,12 +1,12 @@
-import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { CheckResult } from '../../bench/lib/chaos/checks.js';
 import { PLANS, runChaos } from '../../bench/lib/chaos/run.js';
 import { Cleanup } from '../../bench/lib/cleanup.js';
+import { BUILD_TIMEOUT_MS, freshBuild } from '../support/fresh-build.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const cleanup = new Cleanup();
@@ -20,11 +20,12 @@ afterAll(() => cleanup.run());
 const SEEDS = [7, 855600];
 
 describe('chaos (quick)', () => {
+  // The daemons run as `node bin/storesync.js run`, that is dist/.
+  beforeAll(() => freshBuild(), BUILD_TIMEOUT_MS);
+
   it.each(SEEDS)(
     'loses no change, writes nothing stale or invalid and exports and acknowledges each sale once while workers, Redis and the ERP die (seed %i)',
     async (seed) => {
-      // The daemons run as `node bin/storesync.js run`, which needs the build (`npm test` builds first).
-      expect(existsSync(join(root, 'dist', 'src', 'main.js')), 'dist/src/main.js missing: run `npm run build` first').toBe(true);
       const lines: string[] = [];
       const report = await runChaos({ plan: PLANS.quick, seed, root, log: (line) => lines.push(line) }, cleanup);
       const failed = report.checks.filter((check) => !check.ok);

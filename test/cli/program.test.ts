@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { cli } from '../helpers/cli.js';
+import { BUILD_TIMEOUT_MS, freshBuild } from '../support/fresh-build.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'storesync-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -100,7 +101,8 @@ describe('storesync CLI', () => {
     expect(result.stdout).not.toContain('never-shown');
   });
 
-  it('runs from the built binary, as npx storesync does', async () => {
+  it('runs from the built binary, as npx storesync does', { timeout: BUILD_TIMEOUT_MS }, async () => {
+    await freshBuild();
     const { stdout } = await promisify(execFile)(process.execPath, ['bin/storesync.js', '--help']);
     expect(stdout).toContain('Usage: storesync');
   });

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 
 import { createLogger, silentLogger } from '../../src/log.js';
 import { createRedis } from '../../src/queue/connection.js';
-import { type ScheduledRun, startSchedule } from '../../src/queue/schedule.js';
+import { type ScheduledRun, startSchedule, type TickOutcome } from '../../src/queue/schedule.js';
+import { RUN_LEASE_MS } from '../../src/queue/tick-lock.js';
 import { deleteKeys } from '../support/redis.js';
 
 const redis = createRedis('redis://127.0.0.1:6379/0');
@@ -18,7 +19,10 @@ afterAll(async () => {
   await redis.quit();
 });
 
-/** A task whose runs wait until released, counting how many run at once. */
+/**
+ * A task whose runs wait until released, counting how many run at once. A run that starts while another is
+ * going fails at once instead of waiting (its tick would otherwise hang the test until its timeout).
+ */
 function slowTask(name: string) {
   const state = { runs: 0, running: 0, maxRunning: 0, release: (): void => undefined, started: Promise.resolve() };
   let gate = Promise.resolve();
@@ -33,14 +37,26 @@ function slowTask(name: string) {
     expression: NEVER,
     run: async () => {
       state.runs += 1;
+      state.maxRunning = Math.max(state.maxRunning, state.running + 1);
+      if (state.running > 0) throw new Error(`run ${state.runs} started while ${state.running} run(s) of ${name} were still going`);
       state.running += 1;
-      state.maxRunning = Math.max(state.maxRunning, state.running);
       onStart();
       await gate;
       state.running -= 1;
     },
   };
   return { task, state, arm };
+}
+
+/** A tick's outcome with its error's message, which a failed diff then shows. */
+const summary = ({ outcome, error }: TickOutcome) => ({ outcome, ...(error ? { error: error.message } : {}) });
+
+/** Resolves when `tick`'s run has started; rejects at once, naming the outcome, if the tick ends without running. */
+async function runStarted(tick: Promise<TickOutcome>, started: Promise<void>): Promise<void> {
+  const endedFirst = tick.then(({ outcome, error }) => {
+    throw new Error(`the tick ended as "${outcome}"${error ? ` (${error.message})` : ''} without its run starting`);
+  });
+  await Promise.race([started, endedFirst]);
 }
 
 describe('startSchedule', () => {
@@ -67,20 +83,44 @@ describe('startSchedule', () => {
     const b = await startSchedule(redis, prefix, [task], silentLogger());
     try {
       const first = a.fire(task.name, T0);
-      await state.started;
-      expect(await b.fire(task.name, T0 + 1000)).toMatchObject({ outcome: 'busy' });
-      expect(await a.fire(task.name, T0 + 2000)).toMatchObject({ outcome: 'busy' });
+      await runStarted(first, state.started);
+      expect(summary(await b.fire(task.name, T0 + 1000))).toEqual({ outcome: 'busy' });
+      expect(summary(await a.fire(task.name, T0 + 2000))).toEqual({ outcome: 'busy' });
       state.release();
       expect(await first).toMatchObject({ outcome: 'ran', fireTime: T0 });
       arm();
       const next = b.fire(task.name, T0 + 3000);
-      await state.started;
+      await runStarted(next, state.started);
       state.release();
       expect(await next).toMatchObject({ outcome: 'ran' });
       expect(state).toMatchObject({ runs: 2, maxRunning: 1 });
     } finally {
       state.release();
       await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('renews its run lock while a run outlasts a third of the lease, so no other instance takes it', async () => {
+    const { task, state } = slowTask(`lease-${randomUUID()}`);
+    const runKey = `${prefix}:state:cron:run:${task.name}`;
+    const a = await startSchedule(redis, prefix, [task], silentLogger());
+    // Only the renewal's interval is faked: the lease itself runs down in Redis, on Redis's clock.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const first = a.fire(task.name, T0);
+      await runStarted(first, state.started);
+      // The lease as if the run had gone on for most of it.
+      await redis.pexpire(runKey, 5_000);
+      await vi.advanceTimersByTimeAsync(RUN_LEASE_MS / 3);
+      // The renewal went out on this connection before this read, so the read sees it.
+      const ttl = await redis.pttl(runKey);
+      expect(ttl, 'the run lock\'s lease (ms) one renewal period later').toBeGreaterThan(RUN_LEASE_MS - 5_000);
+      state.release();
+      expect(await first).toMatchObject({ outcome: 'ran' });
+    } finally {
+      vi.useRealTimers();
+      state.release();
+      await a.stop();
     }
   });
 

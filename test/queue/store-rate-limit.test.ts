@@ -20,6 +20,7 @@ import type { FlowDeps } from '../../src/sync/flow.js';
 import { openInventoryRuntime } from '../../src/sync/inventory/index.js';
 import { pullSales } from '../../src/sync/sales/index.js';
 import { waitFor } from '../../src/wait-for.js';
+import { BUILD_TIMEOUT_MS, freshBuild } from '../support/fresh-build.js';
 import { deleteKeys } from '../support/redis.js';
 import { stage } from '../sync/inventory/harness.js';
 
@@ -53,6 +54,8 @@ describe('store.rateLimit shared by two worker processes and a flow mix', () => 
     sim = await startSimulator({ port: 0, items: skus.map((Code) => ({ Code, Stock: 1, Price: 100 })), sales: 0, users: 0, clients: 0, timeZone: TIME_ZONE });
     dir = await mkdtemp(join(tmpdir(), 'storesync-rate-'));
   });
+  // The worker processes run bin/storesync.js, that is dist/.
+  beforeAll(() => freshBuild(), BUILD_TIMEOUT_MS);
 
   afterAll(async () => {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');

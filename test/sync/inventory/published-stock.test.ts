@@ -75,4 +75,26 @@ describe('published stock', () => {
     // A hash written before the counter existed counts as no move (as before it existed).
     expect(planStock({ ...state(2), applied: new Map([['Stock', 5]]), reservations: { version: '3', '1:1': open.raw } }, false, 0).send).toBeUndefined();
   });
+  it('never sends an ERP figure older than the version the store took, even forced, and drops it from pending', () => {
+    // The store took version 7 (a later figure); version 5 comes back (a source re-read from an older cursor).
+    const late: PendingEntry = { value: 4, version: 5, at: 3, source: 'erp' };
+    const read = { raw: JSON.stringify(late), entry: late };
+    const state: SkuState = {
+      pending: new Map([['Stock', read]]),
+      applied: new Map([
+        ['Stock', 7],
+        [RESERVATION_VERSION_FIELD, 3],
+        [RESERVATION_MOVES_FIELD, 3],
+      ]),
+      acked: new Map([['Stock', 9]]),
+      erp: new Map([['Stock', late]]),
+      reservations: { version: '3', moves: '3' },
+    };
+    for (const force of [false, true]) {
+      const plan = planStock(state, force, 0);
+      expect(plan.send?.entry, `the figure sent (force: ${force})`).toBeUndefined();
+      expect(plan.settled).toEqual([{ mode: 'drop', field: 'Stock', read }]);
+      expect(plan.onApplied).toEqual([]);
+    }
+  });
 });

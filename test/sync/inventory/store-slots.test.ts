@@ -22,7 +22,10 @@ describe('store slots', () => {
     expect(order).toEqual(['a', 'b']);
     for (const name of ['a', 'b', 'stock-out', 'increase', 'price-1', 'price-2']) {
       await new Promise((resolve) => setImmediate(resolve));
-      gates.get(name)?.();
+      // Ends `name`'s write, which must be running by now (else the others would wait for it forever).
+      const end = gates.get(name);
+      if (!end) expect.fail(`"${name}" should hold a slot by now; started so far: ${order.join(', ')}`);
+      end();
     }
     await Promise.all(all);
     expect(order).toEqual(['a', 'b', 'stock-out', 'increase', 'price-1', 'price-2']);
