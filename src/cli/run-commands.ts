@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import { type Command, CommanderError, Option } from 'commander';
 
 import type { Config } from '../config/schema.js';
+import { assertStoreCredentials } from '../config/store-credentials.js';
 import { startDaemon } from '../daemon.js';
 import type { Role } from '../sync/flow.js';
 import type { CliContext } from './context.js';
@@ -33,6 +34,8 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
       const role = values.oneOf('--role', opts.role, ROLES) ?? 'all';
       values.check('run options');
       const config = ctx.config();
+      // Refused before anything starts: without them every job would only collect refused logins.
+      assertStoreCredentials(config);
       const logger = ctx.logger();
       const instance = ctx.io.pid === undefined ? undefined : `${hostname()}:${ctx.io.pid}`;
       const daemon = await startDaemon({ config, logger, ...(instance ? { instance } : {}) }, { role });
