@@ -4,10 +4,26 @@
  * connection) are retried with backoff; permanent ones (validation, a 4xx refusal of the store or the
  * ERP, a constraint violation) fail the job at once as BullMQ's UnrecoverableError, keeping their reason
  * in the failed job, so no attempts are wasted on what cannot succeed.
+ *
+ * Refused store credentials are neither: the job is held (`holdForCredentials`), its queue paused until
+ * the next login may be tried, so that every change queued meanwhile reaches the store once the
+ * credentials are right again.
  */
-import { UnrecoverableError } from 'bullmq';
+import { type Queue, UnrecoverableError, Worker } from 'bullmq';
 
 import { StoreSyncError } from '../errors.js';
+import { StoreLoginRefusedError } from '../store/errors.js';
+
+/**
+ * When `error` says the store refused the credentials: pauses `queue` (every worker of every process)
+ * until the next login may be tried, and returns the error that gives the job back to BullMQ without
+ * spending an attempt; undefined for any other error. The pause was logged once by the store session.
+ */
+export async function holdForCredentials(queue: Pick<Queue, 'rateLimit'>, error: unknown): Promise<Error | undefined> {
+  if (!(error instanceof StoreLoginRefusedError)) return undefined;
+  await queue.rateLimit(error.retryAfterMs);
+  return Worker.RateLimitError();
+}
 
 /** The error a processor throws to BullMQ for `error`. */
 export function toJobError(error: unknown): Error {

@@ -1,0 +1,17 @@
+/**
+ * Who may log in to the store, and when: the session asks the gate before every login and tells it when
+ * the answer came. The store owns this interface so that it never depends on how logins are counted
+ * across processes; `RedisLoginGate` (src/store/redis-login-gate.ts) keeps one login at a time and at
+ * most `store.maxLoginsPerMinute` across every process sharing the Redis prefix.
+ */
+
+/** Permission for one login; `release()` once its answer or failure is in. */
+export interface LoginPermit {
+  release(): void;
+}
+
+/** Grants permission for one login to the store. */
+export interface LoginGate {
+  /** Resolves when a login may be sent now; rejects when the gate cannot be consulted. */
+  acquire(): Promise<LoginPermit>;
+}
