@@ -11,13 +11,14 @@
  * says traffic resumed.
  */
 import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
 
 import type { StoreConfig } from '../config/schema.js';
 import type { TypedEmitter } from '../events.js';
 import type { Logger } from '../log.js';
 import { registerSecret } from '../secrets.js';
 import { StoreAuthError, StoreLoginRefusedError, StoreNetworkError } from './errors.js';
-import type { LoginGate, LoginPermit } from './login-gate.js';
+import type { LoginAdmission, LoginGate, LoginPermit } from './login-gate.js';
 import type { StoreMetrics } from './metrics.js';
 import { authResultSchema } from './schemas/index.js';
 import { type CallOptions, type ElementVisitor, readAs, type StoreApi, type StoreEvents, type StoreRequest, type StreamOptions, type Transport } from './transport.js';
@@ -193,13 +194,28 @@ export class AuthSession implements StoreApi {
     }
   }
 
-  /** Waits for the login gate; a gate that cannot be consulted (Redis down) is a temporary failure. */
+  /**
+   * Waits for the login gate; a gate that cannot be consulted (Redis down) is a temporary failure. While
+   * the session is paused on refused credentials, a spent budget extends the pause instead of holding
+   * every caller until a slot frees up.
+   */
   async #admit(endpoint: string): Promise<LoginPermit | undefined> {
     if (this.#gate === undefined) return undefined;
-    try {
-      return await this.#gate.acquire();
-    } catch (error) {
-      throw new StoreNetworkError(`the store login budget cannot be consulted (${(error as Error).message})`, { endpoint, cause: error });
+    for (;;) {
+      let admission: LoginAdmission;
+      try {
+        admission = await this.#gate.tryAcquire();
+      } catch (error) {
+        throw new StoreNetworkError(`the store login budget cannot be consulted (${(error as Error).message})`, { endpoint, cause: error });
+      }
+      if ('permit' in admission) return admission.permit;
+      const refusal = this.#refusal;
+      if (refusal && admission.reason === 'budget') {
+        refusal.nextAttemptAt = Math.max(refusal.nextAttemptAt, this.#now() + admission.waitMs);
+        this.logger.debug({ retryInMs: admission.waitMs }, 'store login budget spent (store.maxLoginsPerMinute); the pause is extended');
+        throw this.#paused() ?? new StoreLoginRefusedError(`store traffic paused: ${refusal.reason}`, { endpoint }, admission.waitMs);
+      }
+      await delay(admission.waitMs);
     }
   }
 

@@ -16,7 +16,7 @@ import { SalesApi } from './sales.js';
 import { type StoreEvents, Transport } from './transport.js';
 import { UsersApi } from './users.js';
 
-export type { LoginGate, LoginPermit } from './login-gate.js';
+export type { LoginAdmission, LoginGate, LoginPermit } from './login-gate.js';
 export type { RequestLimiter, RequestPermit } from './request-limiter.js';
 export type { CallOptions, StoreEvents } from './transport.js';
 

@@ -10,8 +10,14 @@ export interface LoginPermit {
   release(): void;
 }
 
+/**
+ * The gate's answer: a permit, or how long to wait before asking again because another login is under
+ * way (`busy`, a short wait) or the budget of logins per minute is spent (`budget`).
+ */
+export type LoginAdmission = { permit: LoginPermit } | { waitMs: number; reason: 'busy' | 'budget' };
+
 /** Grants permission for one login to the store. */
 export interface LoginGate {
-  /** Resolves when a login may be sent now; rejects when the gate cannot be consulted. */
-  acquire(): Promise<LoginPermit>;
+  /** Admits one login now or says how long to wait; rejects when the gate cannot be consulted. */
+  tryAcquire(): Promise<LoginAdmission>;
 }

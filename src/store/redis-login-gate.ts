@@ -5,12 +5,11 @@
  * password or the hash. A process that dies mid-login holds the lock for at most `holdMs`.
  */
 import { randomUUID } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 
 import type { Redis } from 'ioredis';
 
 import type { StoreConfig } from '../config/schema.js';
-import type { LoginGate, LoginPermit } from './login-gate.js';
+import type { LoginAdmission, LoginGate } from './login-gate.js';
 
 /** The window of `store.maxLoginsPerMinute`. */
 const WINDOW_MS = 60_000;
@@ -74,18 +73,18 @@ export class RedisLoginGate implements LoginGate {
     this.#windowKey = `${options.prefix}:store-login:window`;
   }
 
-  async acquire(): Promise<LoginPermit> {
+  async tryAcquire(): Promise<LoginAdmission> {
     const { maxPerMinute, holdMs } = this.#options;
     this.#sequence += 1;
     const owner = `${this.#id}:${this.#sequence}`;
-    for (;;) {
-      const waitMs = Number(await this.#redis.eval(ACQUIRE, 2, this.#lockKey, this.#windowKey, maxPerMinute, WINDOW_MS, holdMs, owner));
-      if (waitMs === 0) break;
-      await delay(waitMs < 0 ? Math.min(-waitMs, LOCK_POLL_MS) : waitMs);
-    }
+    const waitMs = Number(await this.#redis.eval(ACQUIRE, 2, this.#lockKey, this.#windowKey, maxPerMinute, WINDOW_MS, holdMs, owner));
+    if (waitMs < 0) return { waitMs: Math.min(-waitMs, LOCK_POLL_MS), reason: 'busy' };
+    if (waitMs > 0) return { waitMs, reason: 'budget' };
     return {
-      // Not awaited by the login: should Redis fail here, the lock simply lasts `holdMs`.
-      release: () => void this.#redis.eval(RELEASE, 1, this.#lockKey, owner).catch(() => undefined),
+      permit: {
+        // Not awaited by the login: should Redis fail here, the lock simply lasts `holdMs`.
+        release: () => void this.#redis.eval(RELEASE, 1, this.#lockKey, owner).catch(() => undefined),
+      },
     };
   }
 }

@@ -15,13 +15,25 @@ import { StoreSyncError } from '../errors.js';
 import { StoreLoginRefusedError } from '../store/errors.js';
 
 /**
+ * Longest a queue is paused for refused credentials at a time. The session's own pause may be longer
+ * (its backoff doubles up to `store.loginBackoff.maxDelayMs`), but the queue's pause is shared in Redis:
+ * a process restarted with the right password must not wait for it, only for this.
+ */
+export const CREDENTIALS_HOLD_MAX_MS = 10_000;
+
+/** How long a queue holds its jobs after `error`: until the next login may be tried, at most `CREDENTIALS_HOLD_MAX_MS`. */
+export function credentialsHoldMs(error: StoreLoginRefusedError): number {
+  return Math.max(1, Math.min(error.retryAfterMs, CREDENTIALS_HOLD_MAX_MS));
+}
+
+/**
  * When `error` says the store refused the credentials: pauses `queue` (every worker of every process)
- * until the next login may be tried, and returns the error that gives the job back to BullMQ without
- * spending an attempt; undefined for any other error. The pause was logged once by the store session.
+ * for `credentialsHoldMs`, and returns the error that gives the job back to BullMQ without spending an
+ * attempt; undefined for any other error. The pause was logged once, by the store session.
  */
 export async function holdForCredentials(queue: Pick<Queue, 'rateLimit'>, error: unknown): Promise<Error | undefined> {
   if (!(error instanceof StoreLoginRefusedError)) return undefined;
-  await queue.rateLimit(error.retryAfterMs);
+  await queue.rateLimit(credentialsHoldMs(error));
   return Worker.RateLimitError();
 }
 

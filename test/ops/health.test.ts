@@ -32,7 +32,7 @@ describe('readiness checks', () => {
     expect(report).toEqual({ ok: true, checks: { redis: { ok: true }, store: { ok: true } } });
   });
 
-  it('logs in once per cache period however often it is asked', async () => {
+  it('logs in once however often it is asked, and adds no login while the session holds a hash', async () => {
     const store = client('demo-password');
     let now = 1_000_000;
     const readiness = new Readiness({ redis, store, storeCacheMs: 5000, now: () => now });
@@ -41,9 +41,24 @@ describe('readiness checks', () => {
     await readiness.check();
     expect(sim.counters().logins - before).toBe(1);
     now += 5000;
-    await readiness.check();
+    expect((await readiness.check()).ok).toBe(true);
     await store.close();
-    expect(sim.counters().logins - before).toBe(2);
+    expect(sim.counters().logins - before).toBe(1);
+  });
+
+  it('stays not ready while the store refuses the credentials, without a login per check', async () => {
+    const store = client('wrong-password-xyz');
+    let now = 1_000_000;
+    const readiness = new Readiness({ redis, store, storeCacheMs: 1000, now: () => now });
+    const before = sim.counters().failedLogins;
+    for (let i = 0; i < 3; i += 1) {
+      const report = await readiness.check();
+      expect(report.ok).toBe(false);
+      expect(report.checks.store.error).toMatch(/ERR_STORE_AUTH: .*refused|ERR_STORE_AUTH: .*wrong username or password/);
+      now += 1000;
+    }
+    await store.close();
+    expect(sim.counters().failedLogins - before).toBe(1);
   });
 
   it('reports a refused login as not ready without showing the password', async () => {

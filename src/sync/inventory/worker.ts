@@ -30,6 +30,7 @@ import { MANUAL_RATE_LIMIT } from '../../queue/manual-rate-limit.js';
 import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
 import { StoreLoginRefusedError, StoreNotFoundError, StoreRateLimitedError } from '../../store/errors.js';
 import type { InventoryUpdateInput } from '../../store/schemas/index.js';
+import { credentialsHoldMs } from '../job-errors.js';
 import { enqueueSkus, PRIORITY } from './enqueue.js';
 import { isStockInput, planStock } from './published-stock.js';
 import type { Reservation } from './reservations.js';
@@ -200,7 +201,7 @@ async function runSku(ctx: JobContext, sku: string, state: SkuState | undefined)
       return { ...run, outcome: 'rejected', reason: await reject(rt, sku, send, issues, run.settlements), permanent: true };
     }
     if (error instanceof StoreRateLimitedError || error instanceof StoreLoginRefusedError) {
-      ctx.paused ??= { error, waitMs: error.retryAfterMs };
+      ctx.paused ??= { error, waitMs: error instanceof StoreRateLimitedError ? error.retryAfterMs : credentialsHoldMs(error) };
       return { ...run, outcome: error instanceof StoreRateLimitedError ? 'rate_limited' : 'auth_paused', reason: error.message, error };
     }
     if (error instanceof StoreNotFoundError) {
