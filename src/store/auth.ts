@@ -17,7 +17,7 @@ import type { StoreConfig } from '../config/schema.js';
 import type { TypedEmitter } from '../events.js';
 import type { Logger } from '../log.js';
 import { registerSecret } from '../secrets.js';
-import { StoreAuthError, StoreLoginRefusedError, StoreNetworkError } from './errors.js';
+import { StoreAuthError, StoreLoginDeferredError, StoreLoginRefusedError, StoreNetworkError } from './errors.js';
 import type { LoginAdmission, LoginGate, LoginPermit } from './login-gate.js';
 import type { StoreMetrics } from './metrics.js';
 import { authResultSchema } from './schemas/index.js';
@@ -195,9 +195,10 @@ export class AuthSession implements StoreApi {
   }
 
   /**
-   * Waits for the login gate; a gate that cannot be consulted (Redis down) is a temporary failure. While
-   * the session is paused on refused credentials, a spent budget extends the pause instead of holding
-   * every caller until a slot frees up.
+   * Waits for the login gate while another login is under way; a gate that cannot be consulted (Redis
+   * down) is a temporary failure. A spent budget is never waited for in place (it would hold every
+   * caller for up to a minute): it extends the pause on refused credentials, or fails the calls with a
+   * StoreLoginDeferredError that workers hold their jobs on.
    */
   async #admit(endpoint: string): Promise<LoginPermit | undefined> {
     if (this.#gate === undefined) return undefined;
@@ -209,13 +210,21 @@ export class AuthSession implements StoreApi {
         throw new StoreNetworkError(`the store login budget cannot be consulted (${(error as Error).message})`, { endpoint, cause: error });
       }
       if ('permit' in admission) return admission.permit;
-      const refusal = this.#refusal;
-      if (refusal && admission.reason === 'budget') {
-        refusal.nextAttemptAt = Math.max(refusal.nextAttemptAt, this.#now() + admission.waitMs);
-        this.logger.debug({ retryInMs: admission.waitMs }, 'store login budget spent (store.maxLoginsPerMinute); the pause is extended');
-        throw this.#paused() ?? new StoreLoginRefusedError(`store traffic paused: ${refusal.reason}`, { endpoint }, admission.waitMs);
+      if (admission.reason === 'busy') {
+        await delay(admission.waitMs);
+        continue;
       }
-      await delay(admission.waitMs);
+      const refusal = this.#refusal;
+      if (refusal === undefined) {
+        throw new StoreLoginDeferredError(
+          `login not sent: store.maxLoginsPerMinute (${this.config.maxLoginsPerMinute}) used up by the processes sharing the Redis prefix`,
+          { endpoint },
+          admission.waitMs,
+        );
+      }
+      refusal.nextAttemptAt = Math.max(refusal.nextAttemptAt, this.#now() + admission.waitMs);
+      this.logger.debug({ retryInMs: admission.waitMs }, 'store login budget spent (store.maxLoginsPerMinute); the pause is extended');
+      throw this.#paused() ?? new StoreLoginRefusedError(`store traffic paused: ${refusal.reason}`, { endpoint }, admission.waitMs);
     }
   }
 

@@ -91,6 +91,13 @@ export class StoreRateLimitedError extends StoreError {
   }
 }
 
+/**
+ * No login was sent: the logins of every process sharing the Redis prefix used up `store.maxLoginsPerMinute`
+ * (most likely refused ones); the next may be tried after `retryAfterMs`. A worker holds its job for that
+ * long rather than spending an attempt, as after a 429.
+ */
+export class StoreLoginDeferredError extends StoreRateLimitedError {}
+
 /** 5xx. */
 export class StoreServerError extends StoreError {
   constructor(summary: string, details: StoreErrorDetails) {

@@ -12,27 +12,33 @@
 import { type Queue, UnrecoverableError, Worker } from 'bullmq';
 
 import { StoreSyncError } from '../errors.js';
-import { StoreLoginRefusedError } from '../store/errors.js';
+import { StoreLoginDeferredError, StoreLoginRefusedError } from '../store/errors.js';
 
 /**
- * Longest a queue is paused for refused credentials at a time. The session's own pause may be longer
- * (its backoff doubles up to `store.loginBackoff.maxDelayMs`), but the queue's pause is shared in Redis:
- * a process restarted with the right password must not wait for it, only for this.
+ * Longest a queue is paused at a time for refused credentials or a spent login budget. The session's
+ * own pause may be longer (its backoff doubles up to `store.loginBackoff.maxDelayMs`), but the queue's
+ * pause is shared in Redis: a process restarted with the right password must not wait for it, only for this.
  */
 export const CREDENTIALS_HOLD_MAX_MS = 10_000;
 
+/** Whether `error` means that no login can be made now: refused credentials or a spent login budget. */
+export function isLoginHold(error: unknown): error is StoreLoginRefusedError | StoreLoginDeferredError {
+  return error instanceof StoreLoginRefusedError || error instanceof StoreLoginDeferredError;
+}
+
 /** How long a queue holds its jobs after `error`: until the next login may be tried, at most `CREDENTIALS_HOLD_MAX_MS`. */
-export function credentialsHoldMs(error: StoreLoginRefusedError): number {
+export function credentialsHoldMs(error: StoreLoginRefusedError | StoreLoginDeferredError): number {
   return Math.max(1, Math.min(error.retryAfterMs, CREDENTIALS_HOLD_MAX_MS));
 }
 
 /**
- * When `error` says the store refused the credentials: pauses `queue` (every worker of every process)
- * for `credentialsHoldMs`, and returns the error that gives the job back to BullMQ without spending an
- * attempt; undefined for any other error. The pause was logged once, by the store session.
+ * When `error` says no login can be made now (refused credentials, a spent login budget): pauses `queue`
+ * (every worker of every process) for `credentialsHoldMs`, and returns the error that gives the job
+ * back to BullMQ without spending an attempt; undefined for any other error. A refusal was logged once,
+ * by the store session.
  */
 export async function holdForCredentials(queue: Pick<Queue, 'rateLimit'>, error: unknown): Promise<Error | undefined> {
-  if (!(error instanceof StoreLoginRefusedError)) return undefined;
+  if (!isLoginHold(error)) return undefined;
   await queue.rateLimit(credentialsHoldMs(error));
   return Worker.RateLimitError();
 }

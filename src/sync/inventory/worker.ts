@@ -28,9 +28,10 @@ import { STALLED_LIMIT_REASON, syncWorkerOptions } from '../../queue/crash-recov
 import { willRetry } from '../../queue/job-retry.js';
 import { MANUAL_RATE_LIMIT } from '../../queue/manual-rate-limit.js';
 import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
-import { StoreLoginRefusedError, StoreNotFoundError, StoreRateLimitedError } from '../../store/errors.js';
+import type { StoreLoginRefusedError} from '../../store/errors.js';
+import { StoreNotFoundError, StoreRateLimitedError } from '../../store/errors.js';
 import type { InventoryUpdateInput } from '../../store/schemas/index.js';
-import { credentialsHoldMs } from '../job-errors.js';
+import { credentialsHoldMs, isLoginHold } from '../job-errors.js';
 import { enqueueSkus, PRIORITY } from './enqueue.js';
 import { isStockInput, planStock } from './published-stock.js';
 import type { Reservation } from './reservations.js';
@@ -153,8 +154,8 @@ interface JobContext {
   alone: boolean;
   priority: number;
   /**
-   * Set when the store answered 429 to one SKU, or refused the credentials: the others are not sent, and
-   * the queue waits `waitMs`.
+   * Set when the store answered 429 to one SKU, or no login can be made (refused credentials, a spent
+   * login budget): the others are not sent, and the queue waits `waitMs`.
    */
   paused?: { error: StoreRateLimitedError | StoreLoginRefusedError; waitMs: number };
   /** Aborted at the shutdown deadline: SKUs still waiting for a slot are not sent. */
@@ -200,9 +201,13 @@ async function runSku(ctx: JobContext, sku: string, state: SkuState | undefined)
       if (!alone) return { ...run, outcome: 'isolated', reason: issues.map(formatIssue).join('; '), permanent: true };
       return { ...run, outcome: 'rejected', reason: await reject(rt, sku, send, issues, run.settlements), permanent: true };
     }
-    if (error instanceof StoreRateLimitedError || error instanceof StoreLoginRefusedError) {
-      ctx.paused ??= { error, waitMs: error instanceof StoreRateLimitedError ? error.retryAfterMs : credentialsHoldMs(error) };
-      return { ...run, outcome: error instanceof StoreRateLimitedError ? 'rate_limited' : 'auth_paused', reason: error.message, error };
+    if (isLoginHold(error)) {
+      ctx.paused ??= { error, waitMs: credentialsHoldMs(error) };
+      return { ...run, outcome: 'auth_paused', reason: error.message, error };
+    }
+    if (error instanceof StoreRateLimitedError) {
+      ctx.paused ??= { error, waitMs: error.retryAfterMs };
+      return { ...run, outcome: 'rate_limited', reason: error.message, error };
     }
     if (error instanceof StoreNotFoundError) {
       const reason = `SKU ${sku}: not found on the store (404); set inventory.createMissing to create unknown items`;
