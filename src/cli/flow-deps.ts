@@ -7,7 +7,6 @@ import type { Redis } from 'ioredis';
 import { Metrics } from '../metrics.js';
 import { createRedis } from '../queue/connection.js';
 import { StoreClient } from '../store/client.js';
-import { storeLoginGate } from '../store/redis-login-gate.js';
 import { storeRateLimiter } from '../store/redis-request-limiter.js';
 import type { FlowDeps } from '../sync/flow.js';
 import type { CliContext } from './context.js';
@@ -22,10 +21,9 @@ export async function withFlowDeps<T>(ctx: CliContext, action: (deps: FlowDeps) 
     connections.push(connection);
     return connection;
   };
-  // These commands need Redis anyway: their store requests and logins come out of the daemon's budgets.
+  // These commands need Redis anyway: their store requests come out of the daemon's budget.
   const limiter = storeRateLimiter(config.store, config.redis.prefix, connect);
-  const loginGate = storeLoginGate(config.store, config.redis.prefix, connect);
-  const store = new StoreClient({ config: config.store, logger, loginGate, ...(limiter ? { limiter } : {}) });
+  const store = new StoreClient({ config: config.store, logger, ...(limiter ? { limiter } : {}) });
   try {
     return await action({ config, connect, store, logger, metrics: new Metrics({ defaultMetrics: false }) });
   } finally {
