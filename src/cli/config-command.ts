@@ -17,8 +17,8 @@ export function registerConfigCommands(program: Command, ctx: CliContext): void 
     .option('--json', 'print JSON instead of YAML-like text')
     .action(async (opts: { json?: boolean }) => {
       const loaded = ctx.config();
-      assertStoreCredentials(loaded);
       const effective = maskSecrets(loaded);
+      assertStoreCredentials(loaded);
       if (opts.json) {
         ctx.io.stdout.write(`${JSON.stringify(effective, null, 2)}\n`);
       } else {

@@ -34,10 +34,10 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
       const role = values.oneOf('--role', opts.role, ROLES) ?? 'all';
       values.check('run options');
       const config = ctx.config();
-      // Refused before anything starts: without them every job would only collect refused logins.
-      assertStoreCredentials(config);
       const logger = ctx.logger();
       const instance = ctx.io.pid === undefined ? undefined : `${hostname()}:${ctx.io.pid}`;
+      // Refused before anything starts: without them every job would only collect refused logins.
+      assertStoreCredentials(config);
       const daemon = await startDaemon({ config, logger, ...(instance ? { instance } : {}) }, { role });
       await untilAborted(ctx.io.stopSignal);
       logger.info({ signal: String(ctx.io.stopSignal.reason ?? 'stop') }, 'stopping: finishing running jobs (a second signal exits at once)');
