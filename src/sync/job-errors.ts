@@ -32,6 +32,14 @@ export function credentialsHoldMs(error: StoreLoginRefusedError | StoreLoginDefe
 }
 
 /**
+ * The level of a scheduled run's failure (a pull, a reconcile): debug while store traffic is paused on
+ * the credentials or the login budget, which the store session reported once; error otherwise.
+ */
+export function scheduledFailureLevel(error: unknown): 'debug' | 'error' {
+  return isLoginHold(error) ? 'debug' : 'error';
+}
+
+/**
  * When `error` says no login can be made now (refused credentials, a spent login budget): pauses `queue`
  * (every worker of every process) for `credentialsHoldMs`, and returns the error that gives the job
  * back to BullMQ without spending an attempt; undefined for any other error. A refusal was logged once,
