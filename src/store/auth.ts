@@ -17,7 +17,7 @@ import type { StoreConfig } from '../config/schema.js';
 import type { TypedEmitter } from '../events.js';
 import type { Logger } from '../log.js';
 import { registerSecret } from '../secrets.js';
-import { StoreAuthError, StoreLoginDeferredError, StoreLoginRefusedError, StoreNetworkError } from './errors.js';
+import { StoreAuthError, type StoreErrorDetails, StoreLoginDeferredError, StoreLoginRefusedError, StoreNetworkError } from './errors.js';
 import type { LoginAdmission, LoginGate, LoginPermit } from './login-gate.js';
 import type { StoreMetrics } from './metrics.js';
 import { authResultSchema } from './schemas/index.js';
@@ -163,15 +163,12 @@ export class AuthSession implements StoreApi {
         })
         .catch((error: unknown) => {
           if (!isUnauthorized(error)) throw error;
-          throw new StoreAuthError('login refused: wrong username or password', { endpoint, status: 401, cause: error });
+          throw this.#refused('login refused: wrong username or password', { endpoint, status: 401, cause: error });
         });
       const result = readAs(authResultSchema, body, 'GET', AUTH_ENDPOINT);
       const status = result.status ?? '0';
       if (String(status) !== '0' || !result.data) {
-        throw new StoreAuthError(`login failed: ${String(status)} - ${result.message ?? (result.data ? '' : 'no hash in the answer')}`, {
-          endpoint,
-          status: 200,
-        });
+        throw this.#refused(`login failed: ${String(status)} - ${result.message ?? (result.data ? '' : 'no hash in the answer')}`, { endpoint, status: 200 });
       }
       registerSecret(result.data, 'store-hash');
       this.#current = { hash: result.data, obtainedAt: this.#now() };
@@ -186,8 +183,8 @@ export class AuthSession implements StoreApi {
       // A refused hash must not be reused: the next call logs in again instead of meeting another 401.
       this.#current = undefined;
       this.#record('failure', started);
-      if (error instanceof StoreAuthError) throw this.#refused(error);
-      this.logger.error({ err: (error as Error).message }, 'store login failed');
+      // A refusal was logged once, as the pause it starts.
+      if (!(error instanceof StoreLoginRefusedError)) this.logger.error({ err: (error as Error).message }, 'store login failed');
       throw error;
     } finally {
       permit?.release();
@@ -232,12 +229,11 @@ export class AuthSession implements StoreApi {
    * Pauses the session after the store refused the credentials, for `store.loginBackoff` doubled per
    * refusal in a row: one error line when the pause starts, a warning per refusal after that.
    */
-  #refused(error: StoreAuthError): StoreLoginRefusedError {
+  #refused(reason: string, details: StoreErrorDetails): StoreLoginRefusedError {
     const failures = (this.#refusal?.failures ?? 0) + 1;
     const { baseDelayMs, maxDelayMs } = this.config.loginBackoff;
     const waitMs = Math.min(maxDelayMs, baseDelayMs * 2 ** Math.min(failures - 1, 30));
-    const reason = error.message.replace(/^GET \/Api\/Auth\/ \(HTTP \d+\): /, '');
-    this.#refusal = { failures, nextAttemptAt: this.#now() + waitMs, reason, status: error.status };
+    this.#refusal = { failures, nextAttemptAt: this.#now() + waitMs, reason, status: details.status };
     this.metrics?.storeAuthFailures.inc();
     const fields = { refusals: failures, retryInMs: waitMs, err: reason };
     if (failures === 1) {
@@ -245,11 +241,7 @@ export class AuthSession implements StoreApi {
     } else {
       this.logger.warn(fields, `store refused the credentials again; next login attempt in ${seconds(waitMs)}`);
     }
-    return new StoreLoginRefusedError(`${reason}; store traffic paused, next login attempt in ${seconds(waitMs)}`, {
-      endpoint: error.endpoint,
-      ...(error.status === undefined ? {} : { status: error.status }),
-      cause: error,
-    }, waitMs);
+    return new StoreLoginRefusedError(`${reason}; store traffic paused, next login attempt in ${seconds(waitMs)}`, details, waitMs);
   }
 
   #record(outcome: 'success' | 'failure', started: number): void {
