@@ -1,7 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { storeSchema } from '../../src/config/schema.js';
+import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
-import { StoreLoginRefusedError } from '../../src/store/errors.js';
+import { StoreClient } from '../../src/store/client.js';
+import { StoreLoginDeferredError, StoreLoginRefusedError } from '../../src/store/errors.js';
+import type { LoginAdmission, LoginGate } from '../../src/store/login-gate.js';
 import { logCollector } from '../ops/helpers.js';
 import { type FakeRemote, startFakeRemote } from './fake-remote.js';
 import { type StoreFixture, storeFixture } from './setup.js';
@@ -100,6 +104,29 @@ describe('store session after refused credentials', () => {
     const text = await metrics.render();
     expect(text).toContain('storesync_store_auth_failures_total 2');
     expect(text).toContain('storesync_store_logins_total{outcome="failure"} 2');
+  });
+
+  it('waits for a login under way elsewhere, and never waits in place for a spent login budget', async () => {
+    fixture = await storeFixture();
+    const answers: LoginAdmission[] = [{ waitMs: 5, reason: 'busy' }, { waitMs: 5, reason: 'busy' }];
+    let released = 0;
+    const gate: LoginGate = {
+      tryAcquire: async () => answers.shift() ?? { permit: { release: () => void (released += 1) } },
+    };
+    const client = new StoreClient({ config: storeSchema.parse({ baseUrl: fixture.sim.url, username: 'demo', password: 'demo-password' }), logger: silentLogger(), loginGate: gate });
+    await client.login();
+    await client.close();
+    expect(answers).toEqual([]);
+    expect(released).toBe(1);
+
+    const spent: LoginGate = { tryAcquire: async () => ({ waitMs: 42_000, reason: 'budget' }) };
+    const deferred = new StoreClient({ config: storeSchema.parse({ baseUrl: fixture.sim.url, username: 'demo', password: 'demo-password' }), logger: silentLogger(), loginGate: spent });
+    const error = await deferred.sales.list().catch((e: unknown) => e);
+    await deferred.close();
+    expect(error).toBeInstanceOf(StoreLoginDeferredError);
+    expect(error).toMatchObject({ retryAfterMs: 42_000, code: 'ERR_STORE_RATE_LIMITED' });
+    expect((error as Error).message).toMatch(/login not sent: store.maxLoginsPerMinute \(6\) used up/);
+    expect(fixture.sim.counters().logins).toBe(1);
   });
 
   it('does not pause for a login that failed on the network', async () => {
