@@ -147,7 +147,8 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
       config,
       logger: deps.logger,
       metrics,
-      readiness: new Readiness({ redis: health, store }),
+      // The session's hash, not a login per probe: probes take nothing from store.maxLoginsPerMinute.
+      readiness: new Readiness({ redis: health, store: { login: () => store.authenticate() } }),
       queues,
       control: { queueName: QUEUE_NAMES.control, enqueue: (data) => control.enqueue(data) },
       inventory: {

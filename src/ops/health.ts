@@ -1,8 +1,9 @@
 /**
- * Readiness: Redis answers PING and the store session holds a hash (the current one, or a login now).
- * While the store refuses the credentials the session is paused and the check fails at once, without a
- * login. The store check is cached for a few seconds (success and failure alike) and concurrent probes
- * share it, so that probes never add logins of their own to `store.maxLoginsPerMinute`.
+ * Readiness: Redis answers PING and the store accepts us. The daemon's store check is its session
+ * (`StoreClient.authenticate`): the current hash, or a login when there is none, so that probes add no
+ * logins of their own to `store.maxLoginsPerMinute`; while the store refuses the credentials the session
+ * is paused and the check fails at once, without a login. The store check is cached for a few seconds
+ * (success and failure alike) and concurrent probes share it.
  */
 import { withTimeout } from '../queue/with-timeout.js';
 import { redactText } from '../secrets.js';
@@ -12,10 +13,9 @@ export interface PingClient {
   ping(): Promise<string>;
 }
 
-/** The store side of the check: the store client's session. */
-export interface SessionClient {
-  /** Resolves when the session holds a hash; rejects while the store refuses the credentials. */
-  authenticate(): Promise<unknown>;
+/** The store side of the check: resolves when the store accepts us (the daemon: the session's hash). */
+export interface LoginClient {
+  login(): Promise<unknown>;
 }
 
 /** The result of one dependency check. */
@@ -34,7 +34,7 @@ export interface ReadinessReport {
 /** Options of `Readiness`. */
 export interface ReadinessOptions {
   redis: PingClient;
-  store: SessionClient;
+  store: LoginClient;
   /** How long a store check result is reused (10 s). */
   storeCacheMs?: number;
   /** Time allowed to each check. */
@@ -45,7 +45,7 @@ export interface ReadinessOptions {
 /** Runs the readiness checks. */
 export class Readiness {
   readonly #redis: PingClient;
-  readonly #store: SessionClient;
+  readonly #store: LoginClient;
   readonly #cacheMs: number;
   readonly #timeoutMs: number;
   readonly #now: () => number;
@@ -72,7 +72,7 @@ export class Readiness {
   #checkStore(): Promise<CheckResult> {
     const now = this.#now();
     if (!this.#storeResult || now - this.#storeResult.at >= this.#cacheMs) {
-      this.#storeResult = { at: now, result: settle(withTimeout(this.#store.authenticate(), this.#timeoutMs, 'store login')) };
+      this.#storeResult = { at: now, result: settle(withTimeout(this.#store.login(), this.#timeoutMs, 'store login')) };
     }
     return this.#storeResult.result;
   }

@@ -32,7 +32,7 @@ describe('readiness checks', () => {
     expect(report).toEqual({ ok: true, checks: { redis: { ok: true }, store: { ok: true } } });
   });
 
-  it('logs in once however often it is asked, and adds no login while the session holds a hash', async () => {
+  it('logs in once per cache period however often it is asked', async () => {
     const store = client('demo-password');
     let now = 1_000_000;
     const readiness = new Readiness({ redis, store, storeCacheMs: 5000, now: () => now });
@@ -41,7 +41,20 @@ describe('readiness checks', () => {
     await readiness.check();
     expect(sim.counters().logins - before).toBe(1);
     now += 5000;
-    expect((await readiness.check()).ok).toBe(true);
+    await readiness.check();
+    await store.close();
+    expect(sim.counters().logins - before).toBe(2);
+  });
+
+  it("adds no login while the store client's session holds a hash (the daemon's check)", async () => {
+    const store = client('demo-password');
+    let now = 1_000_000;
+    const readiness = new Readiness({ redis, store: { login: () => store.authenticate() }, storeCacheMs: 5000, now: () => now });
+    const before = sim.counters().logins;
+    for (let i = 0; i < 3; i += 1) {
+      expect((await readiness.check()).ok).toBe(true);
+      now += 5000;
+    }
     await store.close();
     expect(sim.counters().logins - before).toBe(1);
   });
@@ -49,7 +62,7 @@ describe('readiness checks', () => {
   it('stays not ready while the store refuses the credentials, without a login per check', async () => {
     const store = client('wrong-password-xyz');
     let now = 1_000_000;
-    const readiness = new Readiness({ redis, store, storeCacheMs: 1000, now: () => now });
+    const readiness = new Readiness({ redis, store: { login: () => store.authenticate() }, storeCacheMs: 1000, now: () => now });
     const before = sim.counters().failedLogins;
     for (let i = 0; i < 3; i += 1) {
       const report = await readiness.check();
