@@ -19,6 +19,7 @@ import { WorkerWatchdog } from './ops/worker-watchdog.js';
 import { createRedis, QUEUE_NAMES } from './queue/connection.js';
 import { redactText, registerSecret } from './secrets.js';
 import { StoreClient } from './store/client.js';
+import { storeLoginGate } from './store/redis-login-gate.js';
 import { storeRateLimiter } from './store/redis-request-limiter.js';
 import { flowActions } from './sync/control/flow-actions.js';
 import { type ControlActions, type ControlFlow, startControlFlow } from './sync/control/index.js';
@@ -80,11 +81,23 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
     return connection;
   };
   const ownStore = deps.store === undefined;
+  // The request budget (store.rateLimit) and the login gate (store.maxLoginsPerMinute) share one connection.
+  let storeRedis: Redis | undefined;
+  const storeConnection = (): Redis => (storeRedis ??= connect());
   // One request budget for every flow of every process sharing the prefix (store.rateLimit).
-  const limiter = ownStore ? storeRateLimiter(config.store, config.redis.prefix, connect) : undefined;
+  const limiter = ownStore ? storeRateLimiter(config.store, config.redis.prefix, storeConnection) : undefined;
+  // One login at a time and a login budget across those processes: a refused password never floods the store.
+  const loginGate = ownStore ? storeLoginGate(config.store, config.redis.prefix, storeConnection) : undefined;
   const store =
     deps.store ??
-    new StoreClient({ config: config.store, logger: deps.logger, metrics, ...(deps.now ? { now: deps.now } : {}), ...(limiter ? { limiter } : {}) });
+    new StoreClient({
+      config: config.store,
+      logger: deps.logger,
+      metrics,
+      ...(deps.now ? { now: deps.now } : {}),
+      ...(limiter ? { limiter } : {}),
+      ...(loginGate ? { loginGate } : {}),
+    });
   // Health checks must fail fast while Redis is down instead of queueing the PING until it is back.
   const health = createRedis(config.redis.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   monitor.track(health);
@@ -141,7 +154,8 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
       config,
       logger: deps.logger,
       metrics,
-      readiness: new Readiness({ redis: health, store }),
+      // The session's hash, not a login per probe: probes take nothing from store.maxLoginsPerMinute.
+      readiness: new Readiness({ redis: health, store: { login: () => store.authenticate() } }),
       queues,
       control: { queueName: QUEUE_NAMES.control, enqueue: (data) => control.enqueue(data) },
       inventory: {

@@ -36,6 +36,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Logins the store refused for the credentials; each one pauses store traffic (see src/store/auth.ts). */
+  readonly storeAuthFailures = new Counter({
+    name: `${PREFIX}store_auth_failures_total`,
+    help: 'Store logins refused for the credentials (wrong user name or password, account blocked).',
+    registers: [this.registry],
+  });
+
   /** Store records (sales, inventory items) set aside because they did not fit, counted once per record parked. */
   readonly storeRecordsRejected = new Counter({
     name: `${PREFIX}store_records_rejected_total`,

@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 
 import { type Daemon, startDaemon } from '../src/daemon.js';
 import { Metrics } from '../src/metrics.js';
@@ -90,6 +94,33 @@ describe('storesync daemon', () => {
     expect(start[0]).toMatchObject({ role: 'all', http: d.url });
     expect(logs.text()).not.toContain('demo-password');
     expect(logs.text()).not.toContain(TOKEN);
+  });
+
+  it('is not ready while the store refuses the password: one error line, the auth failures counted, no login per probe', async () => {
+    const logs = logCollector('info');
+    const salesDir = mkdtempSync(join(tmpdir(), 'storesync-daemon-'));
+    onTestFinished(() => rmSync(salesDir, { recursive: true, force: true }));
+    const cfg = config({
+      store: { baseUrl: sim.url, username: 'demo', password: 'wrong-password-d41', siteId: 1 },
+      sales: { enabled: true, pull: { schedule: '* * * * * *' }, sink: { kind: 'file', dir: salesDir } },
+    });
+    daemon = await startDaemon({ config: cfg, logger: logs.logger }, { role: 'all' });
+    const d = daemon;
+    const before = sim.counters().failedLogins;
+    // A scheduled pull meets the paused session: it fails without a login and without an error line of its own.
+    const pullFailed = d.sales.events.next('sales:pull:failed');
+    const ready = await fetch(`${d.url}/readyz`);
+    expect(ready.status).toBe(503);
+    const body = (await ready.json()) as { checks: { store: { ok: boolean; error: string } } };
+    expect(body.checks.store).toMatchObject({ ok: false, error: expect.stringMatching(/^ERR_STORE_AUTH: .*store traffic paused/) });
+    // Asked again during the pause: still not ready, and no other login.
+    expect((await fetch(`${d.url}/readyz`)).status).toBe(503);
+    await pullFailed;
+    expect(sim.counters().failedLogins - before).toBe(1);
+    expect(await (await fetch(`${d.url}/metrics`)).text()).toContain('storesync_store_auth_failures_total 1');
+    const errors = logs.lines().filter((line) => line.level === 'error');
+    expect(errors.map((line) => line.msg)).toEqual([expect.stringMatching(/^store refused the credentials/)]);
+    expect(logs.text()).not.toContain('wrong-password-d41');
   });
 
   it('runs no sales sync when no sales.sink is configured, even with the pull enabled, and says so once', async () => {

@@ -1,10 +1,14 @@
 import type { Command } from 'commander';
 
+import { assertStoreCredentials } from '../config/store-credentials.js';
 import { summarizeConfig } from '../config/summary.js';
 import { maskSecrets } from '../secrets.js';
 import type { CliContext } from './context.js';
 
-/** `storesync config check`: validates the configuration, says in one line what will run, prints it with secrets masked. */
+/**
+ * `storesync config check`: validates the configuration (the store credentials included when an enabled flow
+ * calls the store), says in one line what will run, prints it with secrets masked.
+ */
 export function registerConfigCommands(program: Command, ctx: CliContext): void {
   const config = program.command('config').description('inspect the configuration');
   config
@@ -14,6 +18,7 @@ export function registerConfigCommands(program: Command, ctx: CliContext): void 
     .action(async (opts: { json?: boolean }) => {
       const loaded = ctx.config('daemon');
       const effective = maskSecrets(loaded);
+      assertStoreCredentials(loaded);
       if (opts.json) {
         ctx.io.stdout.write(`${JSON.stringify(effective, null, 2)}\n`);
       } else {

@@ -114,6 +114,21 @@ export const storeSchema = z.object({
   requestTimeoutMs: positiveInt.default(30_000),
   /** The hash is renewed after this age even if it still works (the public client used 30 min). */
   authRefreshMs: positiveInt.default(25 * 60_000),
+  /**
+   * Logins started in any minute, across every process sharing the Redis prefix (one at a time): a wrong
+   * password never floods the store's login. @defaultValue 6
+   */
+  maxLoginsPerMinute: positiveInt.default(6),
+  /**
+   * After the store refused the credentials, store traffic pauses (jobs wait, none fails) and the next
+   * login is tried after `baseDelayMs`, doubling with each refusal up to `maxDelayMs`.
+   */
+  loginBackoff: z
+    .object({
+      baseDelayMs: positiveInt.default(5000),
+      maxDelayMs: positiveInt.default(5 * 60_000),
+    })
+    .prefault({}),
   retry: z
     .object({
       /** Attempts per call inside the client, the first included. */

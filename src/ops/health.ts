@@ -1,7 +1,9 @@
 /**
- * Readiness: Redis answers PING and the store accepts a login. The store check is cached for a few
- * seconds (success and failure alike) so that frequent probes neither hammer the login nor lock the
- * account; concurrent probes share one login.
+ * Readiness: Redis answers PING and the store accepts us. The daemon's store check is its session
+ * (`StoreClient.authenticate`): the current hash, or a login when there is none, so that probes add no
+ * logins of their own to `store.maxLoginsPerMinute`; while the store refuses the credentials the session
+ * is paused and the check fails at once, without a login. The store check is cached for a few seconds
+ * (success and failure alike) and concurrent probes share it.
  */
 import { withTimeout } from '../queue/with-timeout.js';
 import { redactText } from '../secrets.js';
@@ -11,7 +13,7 @@ export interface PingClient {
   ping(): Promise<string>;
 }
 
-/** The store side of the check: a login (the store client's). */
+/** The store side of the check: resolves when the store accepts us (the daemon: the session's hash). */
 export interface LoginClient {
   login(): Promise<unknown>;
 }

@@ -8,6 +8,7 @@ import type { Logger } from '../log.js';
 import { AuthSession } from './auth.js';
 import { ClientsApi } from './clients.js';
 import { InventoryApi } from './inventory.js';
+import type { LoginGate } from './login-gate.js';
 import type { StoreMetrics } from './metrics.js';
 import { ProductsApi } from './products.js';
 import type { RequestLimiter } from './request-limiter.js';
@@ -15,6 +16,7 @@ import { SalesApi } from './sales.js';
 import { type StoreEvents, Transport } from './transport.js';
 import { UsersApi } from './users.js';
 
+export type { LoginAdmission, LoginGate, LoginPermit } from './login-gate.js';
 export type { RequestLimiter, RequestPermit } from './request-limiter.js';
 export type { CallOptions, StoreEvents } from './transport.js';
 
@@ -31,6 +33,8 @@ export interface StoreClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /** The store-wide request budget (`store.rateLimit`) every request waits for; none: unlimited. */
   limiter?: RequestLimiter;
+  /** Asked before every login (one at a time, `store.maxLoginsPerMinute` across processes); none: not coordinated. */
+  loginGate?: LoginGate;
 }
 
 /** The store API, typed: `inventory`, `products`, `sales`, `users`, `clients`, plus `login` and `events`. */
@@ -64,6 +68,7 @@ export class StoreClient {
       events: this.events,
       now,
       metrics: options.metrics,
+      ...(options.loginGate ? { loginGate: options.loginGate } : {}),
     });
     this.inventory = new InventoryApi(this.#session);
     this.products = new ProductsApi(this.#session);
@@ -75,6 +80,14 @@ export class StoreClient {
   /** Logs in now (a new hash). Throws StoreAuthError when the store refuses the credentials. */
   async login(): Promise<void> {
     await this.#session.login();
+  }
+
+  /**
+   * Resolves when the session holds a hash: the current one, or a new login (through the login gate).
+   * While the store refuses the credentials, rejects at once with StoreLoginRefusedError, sending nothing.
+   */
+  async authenticate(): Promise<void> {
+    await this.#session.hash();
   }
 
   /** Closes the connections; requests in flight finish first. */

@@ -45,6 +45,21 @@ export class StoreAuthError extends StoreError {
   }
 }
 
+/**
+ * The store refused the credentials (a 401 or a status other than 0 from the login), or a call met the
+ * pause that follows: no login is tried before `retryAfterMs` has passed, so store traffic waits instead
+ * of hammering the login. A worker holds its job for that long rather than spending an attempt.
+ */
+export class StoreLoginRefusedError extends StoreAuthError {
+  /** Time until the next login may be tried. */
+  readonly retryAfterMs: number;
+
+  constructor(summary: string, details: StoreErrorDetails, retryAfterMs: number) {
+    super(summary, details);
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
 /** 404: the product, sale, user or client does not exist on the store. */
 export class StoreNotFoundError extends StoreError {
   constructor(summary: string, details: StoreErrorDetails) {
@@ -75,6 +90,13 @@ export class StoreRateLimitedError extends StoreError {
     this.retryAfterMs = retryAfterMs;
   }
 }
+
+/**
+ * No login was sent: the logins of every process sharing the Redis prefix used up `store.maxLoginsPerMinute`
+ * (most likely refused ones); the next may be tried after `retryAfterMs`. A worker holds its job for that
+ * long rather than spending an attempt, as after a 429.
+ */
+export class StoreLoginDeferredError extends StoreRateLimitedError {}
 
 /** 5xx. */
 export class StoreServerError extends StoreError {

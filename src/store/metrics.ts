@@ -13,6 +13,11 @@ export interface LabelledHistogram<L extends string> {
   observe(labels: Partial<Record<L, string>>, value: number): void;
 }
 
+/** A counter without labels (a prom-client `Counter` fits). */
+export interface PlainCounter {
+  inc(): void;
+}
+
 /** The metrics the store client records on. */
 export interface StoreMetrics {
   /** Requests by endpoint template, method and status (`error` when none came back). */
@@ -21,6 +26,8 @@ export interface StoreMetrics {
   readonly storeRequestDuration: LabelledHistogram<'endpoint' | 'method'>;
   /** Logins by outcome: success | failure. */
   readonly storeLogins: LabelledCounter<'outcome'>;
+  /** Logins the store refused for the credentials (wrong user name or password, account blocked). */
+  readonly storeAuthFailures: PlainCounter;
   /** Listings whose paging was stopped before an empty page, by resource and reason (`repeated-page`, `max-pages`). */
   readonly storePagingStopped: LabelledCounter<'resource' | 'reason'>;
 }

@@ -74,16 +74,49 @@ describe('storesync CLI', () => {
         '    - { name: ship, kind: csv, schedule: "*/30 * * * * *", dir: /tmp/ship }',
       ].join('\n'),
     );
-    const result = await cli(['--config', configFile, 'config', 'check']);
+    const credentials = { STORE_USERNAME: 'shop', STORE_PASSWORD: 'pw' };
+    const result = await cli(['--config', configFile, 'config', 'check'], credentials);
     expect(result.code).toBe(0);
     expect(result.stdout.split('\n')[0]).toBe(
       'inventory: 2 sources (sql, csv); reconcile: "0 0 3 * * *"; sales: off — no sink configured; fulfillment: 1 source (csv)',
     );
     writeFileSync(configFile, 'sales:\n  sink: { kind: file, dir: /tmp/sales }\n');
-    const withSink = await cli(['--config', configFile, 'config', 'check']);
+    const withSink = await cli(['--config', configFile, 'config', 'check'], credentials);
     expect(withSink.stdout.split('\n')[0]).toBe(
       'inventory: no sources; sales: file sink, pulled on "0 */2 * * * *", acknowledged as status 2; fulfillment: no sources',
     );
+  });
+
+  it('config check refuses flows that call the store without its password (exit 78), naming the key and the flows', async () => {
+    const configFile = join(dir, 'no-password.yaml');
+    writeFileSync(
+      configFile,
+      [
+        'inventory:',
+        '  sources:',
+        '    - { name: drop, kind: csv, schedule: "*/30 * * * * *", dir: /tmp/drop }',
+        'sales:',
+        '  sink: { kind: file, dir: /tmp/sales }',
+      ].join('\n'),
+    );
+    const result = await cli(['--config', configFile, 'config', 'check'], { STORE_USERNAME: 'shop' });
+    expect(result.code).toBe(78);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'storesync: invalid configuration',
+      '  store.password: required, the enabled flows call the store: inventory (1 source), sales (file sink) (env STORE_PASSWORD)',
+    ]);
+    const neither = await cli(['--config', configFile, 'config', 'check']);
+    expect(neither.code).toBe(78);
+    expect(neither.stderr).toContain('  store.username: required');
+    expect(neither.stderr).toContain('  store.password: required');
+  });
+
+  it('config check accepts empty store credentials when no enabled flow calls the store', async () => {
+    const configFile = join(dir, 'idle.yaml');
+    writeFileSync(configFile, 'inventory:\n  sources:\n    - { name: off, kind: csv, enabled: false, schedule: "*/30 * * * * *", dir: /tmp/drop }\n');
+    const result = await cli(['--config', configFile, 'config', 'check']);
+    expect(result.code).toBe(0);
   });
 
   it('config check prints the effective configuration with secrets masked', async () => {

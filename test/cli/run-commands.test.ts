@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -60,6 +64,19 @@ describe('storesync run', () => {
     expect(run.lines().some((line) => line.msg === 'storesync stopped')).toBe(true);
     expect(run.stderr()).not.toContain('demo-password');
     expect(run.stderr()).not.toContain('cli-test-admin-token-42');
+  });
+
+  it('refuses to start flows that call the store without its password (exit 78): no login is tried', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'storesync-run-'));
+    const configFile = join(dir, 'sales.yaml');
+    writeFileSync(configFile, `sales:\n  sink: { kind: file, dir: ${JSON.stringify(join(dir, 'sales'))} }\n`);
+    const before = sim.counters();
+    const result = await cli(['--config', configFile, 'run'], { STORE_BASE_URL: sim.url, STORE_USERNAME: 'demo', REDIS_PREFIX: prefix, HTTP_PORT: '0' });
+    rmSync(dir, { recursive: true, force: true });
+    expect(result.code).toBe(78);
+    expect(result.stderr).toContain('store.password: required, the enabled flows call the store: sales (file sink) (env STORE_PASSWORD)');
+    const after = sim.counters();
+    expect(after.failedLogins + after.logins).toBe(before.failedLogins + before.logins);
   });
 
   it('runs the producer role with --role producer', async () => {

@@ -58,7 +58,7 @@ describe('Prometheus and Grafana files', () => {
     expect(result.code).toBe(0);
   });
 
-  it('alerts only on metrics that storesync exports, covering staleness, failures, backlog, logins, waiting sales and unbooked reservations', () => {
+  it('alerts only on metrics that storesync exports, covering staleness, failures, backlog, logins, refused credentials, waiting sales and unbooked reservations', () => {
     const groups = (parseYaml(read('deploy/alerts.yml')) as { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> }).groups;
     const rules = groups.flatMap((group) => group.rules);
     for (const rule of rules) {
@@ -70,6 +70,7 @@ describe('Prometheus and Grafana files', () => {
       'storesync_jobs_total',
       'deriv(sum by (queue) (storesync_queue_jobs{state=~"waiting|prioritized"})[15m:1m]) > 0',
       'storesync_store_logins_total{outcome="failure"}',
+      'increase(storesync_store_auth_failures_total[10m]) > 0',
       'storesync_sales_oldest_unacknowledged_age_seconds',
       'storesync_reservation_oldest_age_seconds > 86400',
     ]) {

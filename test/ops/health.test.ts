@@ -46,6 +46,34 @@ describe('readiness checks', () => {
     expect(sim.counters().logins - before).toBe(2);
   });
 
+  it("adds no login while the store client's session holds a hash (the daemon's check)", async () => {
+    const store = client('demo-password');
+    let now = 1_000_000;
+    const readiness = new Readiness({ redis, store: { login: () => store.authenticate() }, storeCacheMs: 5000, now: () => now });
+    const before = sim.counters().logins;
+    for (let i = 0; i < 3; i += 1) {
+      expect((await readiness.check()).ok).toBe(true);
+      now += 5000;
+    }
+    await store.close();
+    expect(sim.counters().logins - before).toBe(1);
+  });
+
+  it('stays not ready while the store refuses the credentials, without a login per check', async () => {
+    const store = client('wrong-password-xyz');
+    let now = 1_000_000;
+    const readiness = new Readiness({ redis, store: { login: () => store.authenticate() }, storeCacheMs: 1000, now: () => now });
+    const before = sim.counters().failedLogins;
+    for (let i = 0; i < 3; i += 1) {
+      const report = await readiness.check();
+      expect(report.ok).toBe(false);
+      expect(report.checks.store.error).toMatch(/ERR_STORE_AUTH: .*refused|ERR_STORE_AUTH: .*wrong username or password/);
+      now += 1000;
+    }
+    await store.close();
+    expect(sim.counters().failedLogins - before).toBe(1);
+  });
+
   it('reports a refused login as not ready without showing the password', async () => {
     const store = client('wrong-password-xyz');
     const report = await new Readiness({ redis, store }).check();

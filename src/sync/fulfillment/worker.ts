@@ -9,8 +9,9 @@ import { ValidationError } from '../../errors.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import { syncWorkerOptions } from '../../queue/crash-recovery.js';
 import { willRetry } from '../../queue/job-retry.js';
+import { MANUAL_RATE_LIMIT } from '../../queue/manual-rate-limit.js';
 import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
-import { toJobError } from '../job-errors.js';
+import { holdForCredentials, toJobError } from '../job-errors.js';
 import { applyFulfillment } from './apply-update.js';
 import type { FulfillmentRuntime } from './runtime.js';
 import type { FulfillmentJobData, FulfillmentResult } from './types.js';
@@ -32,6 +33,11 @@ export async function processFulfillmentJob(
     return result;
   } catch (error) {
     if (error instanceof WaitingError) throw error;
+    const held = await holdForCredentials(rt.queue, error);
+    if (held) {
+      rt.metrics.jobs.inc({ queue: QUEUE, outcome: 'auth_paused' });
+      throw held;
+    }
     const err = toJobError(error);
     const retrying = willRetry(job, err);
     // Refusals are counted (as rejected) and logged where they are decided.
@@ -53,6 +59,8 @@ export function startFulfillmentWorker(rt: FulfillmentRuntime, connection: Redis
     connection,
     prefix: rt.config.redis.prefix,
     concurrency: rt.config.fulfillment.concurrency,
+    // Lets refused credentials pause the queue (holdForCredentials).
+    limiter: MANUAL_RATE_LIMIT,
     ...syncWorkerOptions(rt.instance),
   });
   worker.on('error', (error) => rt.logger.error({ err: error.message }, 'fulfillment worker error'));

@@ -10,6 +10,7 @@ import { createSource } from '../../erp/index.js';
 import { TypedEmitter } from '../../events.js';
 import { DeliveredWindow } from '../delivered-window.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
+import { scheduledFailureLevel } from '../job-errors.js';
 import { onePollAtATime, type PolledSource, polledSource, pollRuns, type StartedFlow, startFlow } from '../lifecycle.js';
 import { historyOf, type PollHistory } from '../poll-source.js';
 import { pollSource } from './producer.js';
@@ -81,7 +82,7 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
               () => undefined,
               (error: Error) => {
                 if (signal.aborted) return;
-                rt.logger.error({ err: error }, 'scheduled inventory reconcile failed');
+                rt.logger[scheduledFailureLevel(error)]({ err: error }, 'scheduled inventory reconcile failed');
                 events.emit('inventory:reconcile:failed', { error });
               },
             ),

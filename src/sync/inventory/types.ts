@@ -41,11 +41,12 @@ export interface PendingEntry {
 }
 
 /**
- * What became of a SKU in a job. `rate_limited` (the store said 429) and `deferred` (another job was
- * writing the SKU) return it to the queue without using an attempt; `isolated` hands a SKU that failed
+ * What became of a SKU in a job. `rate_limited` (the store said 429), `auth_paused` (the store refused
+ * the credentials) and `deferred` (another job was writing the SKU) return it to the queue without using
+ * an attempt; `isolated` hands a SKU that failed
  * or was refused inside a batch to a job of its own, which retries it or fails with the reason.
  */
-export type JobOutcome = 'completed' | 'skipped' | 'retried' | 'failed' | 'rejected' | 'rate_limited' | 'deferred' | 'isolated';
+export type JobOutcome = 'completed' | 'skipped' | 'retried' | 'failed' | 'rejected' | 'rate_limited' | 'auth_paused' | 'deferred' | 'isolated';
 
 /** One poll of one source. */
 export interface PollReport {

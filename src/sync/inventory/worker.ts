@@ -9,12 +9,13 @@
  * - validates the rest with the store's rules, then sends one PUT per SKU with the client's retries off
  *   (BullMQ owns retries), and on success records what the store now holds.
  *
- * A job of one SKU ends as its SKU did: a 429 pauses the whole queue, temporary errors are retried with
- * backoff, permanent ones fail the job at once with a reason naming the SKU, and a SKU another job is
- * writing waits its turn. In a batch one SKU never holds up the others: a SKU that failed, was refused
- * or is being written elsewhere is handed to a job of its own (`isolated`), which then ends as above, so
- * a failing SKU still ends as a failed job named after it, retried from the dashboard. A 429 stops the
- * batch: its unsent SKUs stay in the job, which goes back to wait for the store.
+ * A job of one SKU ends as its SKU did: a 429 or refused credentials pause the whole queue, temporary
+ * errors are retried with backoff, permanent ones fail the job at once with a reason naming the SKU,
+ * and a SKU another job is writing waits its turn. In a batch one SKU never holds up the others: a SKU
+ * that failed, was refused or is being written elsewhere is handed to a job of its own (`isolated`),
+ * which then ends as above, so a failing SKU still ends as a failed job named after it, retried from
+ * the dashboard. A 429 or refused credentials stop the batch: its unsent SKUs stay in the job, which
+ * goes back to wait for the store (refused credentials: until the next login may be tried).
  */
 import { isDeepStrictEqual } from 'node:util';
 
@@ -25,9 +26,12 @@ import { formatIssue, StoreSyncError, ValidationError, type ValidationIssue } fr
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import { STALLED_LIMIT_REASON, syncWorkerOptions } from '../../queue/crash-recovery.js';
 import { willRetry } from '../../queue/job-retry.js';
+import { MANUAL_RATE_LIMIT } from '../../queue/manual-rate-limit.js';
 import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
+import type { StoreLoginRefusedError} from '../../store/errors.js';
 import { StoreNotFoundError, StoreRateLimitedError } from '../../store/errors.js';
 import type { InventoryUpdateInput } from '../../store/schemas/index.js';
+import { credentialsHoldMs, isLoginHold } from '../job-errors.js';
 import { enqueueSkus, PRIORITY } from './enqueue.js';
 import { isStockInput, planStock } from './published-stock.js';
 import type { Reservation } from './reservations.js';
@@ -42,13 +46,6 @@ export type InventoryJobResult =
   | { outcome: 'batch'; skus: number; counts: Partial<Record<JobOutcome, number>>; isolated: string[] };
 
 const QUEUE = QUEUE_NAMES.inventory;
-
-/**
- * The worker needs a limiter even though `store.rateLimit` is applied per request in the store client
- * (one budget for every flow): BullMQ only honours a manual rate limit (the 429 pause) when
- * `limiter.max` is set. This one never limits by itself.
- */
-const UNLIMITED = { max: 1_000_000, duration: 1000 };
 
 /**
  * A SKU's write lock lives this long unless renewed; it is renewed while the job runs, so a worker
@@ -70,7 +67,8 @@ export function createInventoryWorker(rt: InventoryRuntime, connection: Redis): 
       connection,
       prefix: rt.config.redis.prefix,
       concurrency: rt.config.inventory.concurrency,
-      limiter: UNLIMITED,
+      // Lets a 429 or refused credentials pause the queue.
+      limiter: MANUAL_RATE_LIMIT,
       ...syncWorkerOptions(rt.instance),
     },
   );
@@ -93,7 +91,7 @@ interface SkuRun {
   outcome: JobOutcome;
   fields: string[];
   reason?: string;
-  /** The error behind `retried`, `failed` or `rate_limited`. */
+  /** The error behind `retried`, `failed`, `rate_limited` or `auth_paused`. */
   error?: unknown;
   /** The store did not know the item and it was created. */
   created?: boolean;
@@ -155,8 +153,11 @@ interface JobContext {
   /** The job carries one SKU: its SKU's failure is the job's. */
   alone: boolean;
   priority: number;
-  /** Set when the store answered 429 to one SKU: the others are not sent. */
-  rateLimited?: StoreRateLimitedError;
+  /**
+   * Set when the store answered 429 to one SKU, or no login can be made (refused credentials, a spent
+   * login budget): the others are not sent, and the queue waits `waitMs`.
+   */
+  paused?: { error: StoreRateLimitedError | StoreLoginRefusedError; waitMs: number };
   /** Aborted at the shutdown deadline: SKUs still waiting for a slot are not sent. */
   signal?: AbortSignal;
 }
@@ -182,9 +183,9 @@ async function runSku(ctx: JobContext, sku: string, state: SkuState | undefined)
   const item = { InternalId: 0, Code: sku, ...Object.fromEntries([...send].map(([f, r]) => [f, r.entry.value])) } as InventoryUpdateInput;
   try {
     const created = await ctx.slots.run(ctx.priority, () => {
-      // The store asked to slow down, or the process is shutting down, while this SKU waited for a
-      // slot: it stays unsent (and pending).
-      if (ctx.rateLimited) throw ctx.rateLimited;
+      // The store asked to slow down or refused the credentials, or the process is shutting down, while
+      // this SKU waited for a slot: it stays unsent (and pending).
+      if (ctx.paused) throw ctx.paused.error;
       if (ctx.signal?.aborted) throw new ShutdownError();
       return write(rt, item);
     });
@@ -200,8 +201,12 @@ async function runSku(ctx: JobContext, sku: string, state: SkuState | undefined)
       if (!alone) return { ...run, outcome: 'isolated', reason: issues.map(formatIssue).join('; '), permanent: true };
       return { ...run, outcome: 'rejected', reason: await reject(rt, sku, send, issues, run.settlements), permanent: true };
     }
+    if (isLoginHold(error)) {
+      ctx.paused ??= { error, waitMs: credentialsHoldMs(error) };
+      return { ...run, outcome: 'auth_paused', reason: error.message, error };
+    }
     if (error instanceof StoreRateLimitedError) {
-      ctx.rateLimited ??= error;
+      ctx.paused ??= { error, waitMs: error.retryAfterMs };
       return { ...run, outcome: 'rate_limited', reason: error.message, error };
     }
     if (error instanceof StoreNotFoundError) {
@@ -221,15 +226,16 @@ async function runSku(ctx: JobContext, sku: string, state: SkuState | undefined)
 async function finishAlone(ctx: JobContext, run: SkuRun, token: string | undefined, started: number): Promise<InventoryJobResult> {
   const { rt, job } = ctx;
   if (run.outcome === 'deferred') await job.moveToDelayed(rt.now() + rt.config.inventory.backoffMs, token);
-  // Pause the whole queue for as long as the store asked; the job goes back to waiting without
-  // spending an attempt.
-  if (run.outcome === 'rate_limited' && run.error instanceof StoreRateLimitedError) await rt.queue.rateLimit(run.error.retryAfterMs);
+  // Pause the whole queue for as long as the store asked, or until the next login may be tried; the job
+  // goes back to waiting without spending an attempt.
+  if (isPaused(run) && ctx.paused) await rt.queue.rateLimit(ctx.paused.waitMs);
   // Told once the state is settled and the job moved: whoever listens sees what the job left in Redis.
   report(rt, [run], started);
   switch (run.outcome) {
     case 'deferred':
       throw new DelayedError();
     case 'rate_limited':
+    case 'auth_paused':
       throw Worker.RateLimitError();
     case 'rejected':
     case 'failed':
@@ -243,8 +249,8 @@ async function finishAlone(ctx: JobContext, run: SkuRun, token: string | undefin
 }
 
 /**
- * A batch hands each SKU it could not finish to a job of its own; after a 429 it keeps its unsent SKUs
- * and goes back to wait, without spending an attempt.
+ * A batch hands each SKU it could not finish to a job of its own; after a 429 or refused credentials it
+ * keeps its unsent SKUs and goes back to wait, without spending an attempt.
  */
 async function finishBatch(ctx: JobContext, runs: readonly SkuRun[], started: number): Promise<InventoryJobResult> {
   const { rt, job } = ctx;
@@ -252,16 +258,21 @@ async function finishBatch(ctx: JobContext, runs: readonly SkuRun[], started: nu
   if (isolated.length > 0) {
     await enqueueSkus(rt.queue, isolated, { ...batchOptions(rt, job), ownJobs: true, delay: rt.config.inventory.backoffMs });
   }
-  const unsent = runs.filter((run) => run.outcome === 'rate_limited').map((run) => run.sku);
-  if (unsent.length > 0 && ctx.rateLimited) {
+  const unsent = runs.filter(isPaused).map((run) => run.sku);
+  if (unsent.length > 0 && ctx.paused) {
     await job.updateData({ ...job.data, skus: unsent });
-    await rt.queue.rateLimit(ctx.rateLimited.retryAfterMs);
+    await rt.queue.rateLimit(ctx.paused.waitMs);
   }
   report(rt, runs, started);
   if (unsent.length > 0) throw Worker.RateLimitError();
   const counts: Partial<Record<JobOutcome, number>> = {};
   for (const run of runs) counts[run.outcome] = (counts[run.outcome] ?? 0) + 1;
   return { outcome: 'batch', skus: runs.length, counts, isolated };
+}
+
+/** A SKU left unsent because the store asked to slow down or refused the credentials. */
+function isPaused(run: SkuRun): boolean {
+  return run.outcome === 'rate_limited' || run.outcome === 'auth_paused';
 }
 
 /** How a job's SKUs are queued again: same priority and force. */

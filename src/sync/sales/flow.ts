@@ -12,6 +12,7 @@ import { TypedEmitter } from '../../events.js';
 import type { ScheduledRun } from '../../queue/schedule.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
 import type { ReservationSync } from '../inventory/reservation-sync.js';
+import { scheduledFailureLevel } from '../job-errors.js';
 import { startFlow } from '../lifecycle.js';
 import { exportSale } from './export-sale.js';
 import { runPull } from './pull.js';
@@ -59,7 +60,7 @@ export async function startSalesFlow(deps: FlowDeps, options: SalesFlowOptions):
                 try {
                   rt.events.emit('sales:pull:done', await runPull(rt));
                 } catch (error) {
-                  rt.logger.error({ err: (error as Error).message }, 'sales pull failed; the next one covers the same window');
+                  rt.logger[scheduledFailureLevel(error)]({ err: (error as Error).message }, 'sales pull failed; the next one covers the same window');
                   rt.events.emit('sales:pull:failed', { error: error as Error });
                 }
               },
@@ -91,7 +92,7 @@ function reservationCheck(rt: SalesRuntime, reservations: ReservationSync): Sche
         const report = await reservations.check(rt.sink, () => rt.state.pendingKeys());
         rt.events.emit('reservations:checked', report);
       } catch (error) {
-        rt.logger.error({ err: (error as Error).message }, 'reservation check failed; the next one tries again');
+        rt.logger[scheduledFailureLevel(error)]({ err: (error as Error).message }, 'reservation check failed; the next one tries again');
         rt.events.emit('reservations:check:failed', { error: error as Error });
       }
     },

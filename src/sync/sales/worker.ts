@@ -9,8 +9,9 @@ import type { Redis } from 'ioredis';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import { syncWorkerOptions } from '../../queue/crash-recovery.js';
 import { willRetry } from '../../queue/job-retry.js';
+import { MANUAL_RATE_LIMIT } from '../../queue/manual-rate-limit.js';
 import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
-import { toJobError } from '../job-errors.js';
+import { holdForCredentials, toJobError } from '../job-errors.js';
 import { exportSale } from './export-sale.js';
 import type { SalesRuntime } from './runtime.js';
 import type { SaleOutcome, SalesJobData } from './types.js';
@@ -26,6 +27,11 @@ export async function processSalesJob(rt: SalesRuntime, job: Job<SalesJobData>, 
     return outcome;
   } catch (error) {
     if (error instanceof WaitingError) throw error;
+    const held = await holdForCredentials(rt.queue, error);
+    if (held) {
+      rt.metrics.jobs.inc({ queue: QUEUE_NAMES.sales, outcome: 'auth_paused' });
+      throw held;
+    }
     const err = toJobError(error);
     const retrying = willRetry(job, err);
     rt.metrics.jobs.inc({ queue: QUEUE_NAMES.sales, outcome: retrying ? 'retried' : err instanceof UnrecoverableError ? 'rejected' : 'failed' });
@@ -43,7 +49,8 @@ export function startSalesWorker(rt: SalesRuntime, connection: Redis): Worker<Sa
   const worker = new Worker<SalesJobData, SaleOutcome>(
     QUEUE_NAMES.sales,
     (job, token, signal) => processSalesJob(rt, job, token, signal),
-    { connection, prefix: rt.config.redis.prefix, concurrency: rt.config.sales.concurrency, ...syncWorkerOptions(rt.instance) },
+    // The limiter lets refused credentials pause the queue (holdForCredentials).
+    { connection, prefix: rt.config.redis.prefix, concurrency: rt.config.sales.concurrency, limiter: MANUAL_RATE_LIMIT, ...syncWorkerOptions(rt.instance) },
   );
   // Without a listener an error event would crash the process; Redis outages are retried by ioredis.
   worker.on('error', (error) => rt.logger.error({ err: error.message }, 'sales worker error'));
