@@ -10,8 +10,8 @@ import type { Redis } from 'ioredis';
 
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
-import { appliesTo, newestEntry, planStock, RESERVATION_MOVES_FIELD, RESERVATION_VERSION_FIELD, SAFETY_FIELD, safetyStockOf } from './published-stock.js';
 import { DiffState } from './diff-state.js';
+import { appliesTo, newestEntry, planStock, RESERVATION_MOVES_FIELD, RESERVATION_VERSION_FIELD, SAFETY_FIELD, safetyStockOf } from './published-stock.js';
 import { parseSkuReservations } from './reservations.js';
 import { ACKED_AT_FIELD, InventoryState } from './state.js';
 import { targetLabel } from './target-key.js';
