@@ -1,15 +1,23 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { createLogger } from '../../../src/log.js';
+import { Readiness } from '../../../src/ops/health.js';
+import { buildHttpServer } from '../../../src/ops/http-server.js';
+import { QUEUE_NAMES } from '../../../src/queue/connection.js';
 import { DiffState } from '../../../src/sync/inventory/diff-state.js';
 import { explainSku } from '../../../src/sync/inventory/explain.js';
-import { type InventoryFlow, startInventoryFlow } from '../../../src/sync/inventory/index.js';
+import { confirmVanished, type InventoryFlow, markSalesProcessed, startInventoryFlow } from '../../../src/sync/inventory/index.js';
 import { type InventoryRuntime, openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
 import { confirmHeld } from '../../../src/sync/inventory/vanished.js';
 import { waitFor } from '../../../src/wait-for.js';
+import { cli } from '../../helpers/cli.js';
+import { logCollector } from '../../ops/helpers.js';
 import { createHarness, type Harness, writesOf } from './harness.js';
 
 const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -211,6 +219,8 @@ describe('snapshot diff', () => {
     await settled();
     for (const code of CODES.slice(1)) expect(storeItem(code)?.Stock).toBe(0);
     expect(await diffState.heldCount('erp')).toBe(0);
+    // Confirmed by another runtime (the CLI's): the flow's gauge follows Redis at the next scrape.
+    expect(await flowDeps.metrics.render()).toContain('storesync_vanished_held{source="erp"} 0');
     expect((await explainSku(deps(), 'D-02')).vanished).toEqual([expect.objectContaining({ reason: 'absent', confirmed: true })]);
     expect(await f.diff('erp')).toMatchObject({ held: 0, vanished: 0, previous: 1 });
   });
@@ -282,5 +292,66 @@ describe('snapshot diff', () => {
     await f.poll('erp');
     await settled();
     expect(storeItem('D-07')?.Stock).toBe(8);
+  });
+
+  it('lists held SKUs with `inventory vanished` and confirms them through the audited admin route', async () => {
+    const token = 'diff-test-token-0123456789';
+    const dir = await mkdtemp(join(tmpdir(), 'storesync-diff-'));
+    const configFile = join(dir, 'config.yaml');
+    // JSON is YAML: the queries keep their line breaks.
+    const config = { store: { baseUrl: h.sim.url, username: 'demo', password: 'demo-password' }, redis: { prefix: h.prefix }, log: { level: 'silent' }, inventory: { sources: [source()] } };
+    await writeFile(configFile, JSON.stringify(config));
+    try {
+      const first = await cli(['inventory', 'diff', '--source', 'erp', '--json', '--config', configFile]);
+      expect(first.code).toBe(0);
+      expect(JSON.parse(first.stdout)).toMatchObject({ source: 'erp', read: 12, queued: 12 });
+      await start();
+      await settled();
+      await db.query(`DELETE FROM ${table} WHERE code <> 'D-01'`);
+      expect((await cli(['inventory', 'diff', '--source', 'erp', '--json', '--config', configFile])).stdout).toContain('"held": 11');
+
+      const listed = await cli(['inventory', 'vanished', '--source', 'erp', '--config', configFile]);
+      expect(listed.code).toBe(0);
+      expect(listed.stdout).toContain('the mass guard holds 11 vanished SKU(s)');
+      expect(listed.stdout).toContain('D-02');
+      const unknown = await cli(['inventory', 'vanished', '--source', 'nope', '--config', configFile]);
+      expect(unknown.code).not.toBe(0);
+      expect(unknown.stderr).toContain('no source named "nope"');
+
+      const d = h.deps({ admin: { token }, inventory: { sources: [source()] } });
+      const logs = logCollector('info');
+      const app = await buildHttpServer({
+        config: d.config,
+        logger: logs.logger,
+        metrics: d.metrics,
+        readiness: new Readiness({ redis: rt.redis, store: d.store }),
+        queues: [],
+        control: { queueName: QUEUE_NAMES.control, enqueue: async () => 'unused' },
+        inventory: {
+          explain: () => Promise.reject(new Error('unused')),
+          markProcessed: (request) => markSalesProcessed(d, request),
+          confirmVanished: (name) => confirmVanished(d, name),
+          defaultSiteId: 1,
+        },
+      });
+      try {
+        const url = '/admin/inventory/vanished/confirm';
+        const headers = { authorization: `Bearer ${token}` };
+        expect((await app.inject({ method: 'POST', url, payload: { source: 'erp' } })).statusCode).toBe(401);
+        expect((await app.inject({ method: 'POST', url, headers, payload: { sources: 'erp' } })).json()).toMatchObject({ issues: [{ field: 'sources' }, { field: 'source' }] });
+        expect((await app.inject({ method: 'POST', url, headers, payload: { source: 'nope' } })).statusCode).toBe(404);
+        const done = await app.inject({ method: 'POST', url, headers, payload: { source: 'erp' } });
+        expect(done.statusCode).toBe(200);
+        expect(done.json()).toMatchObject({ source: 'erp', confirmed: 11 });
+        expect(logs.lines()).toContainEqual(expect.objectContaining({ audit: true, action: 'inventory:vanished:confirm', user: 'token', source: 'erp', skus: 11 }));
+      } finally {
+        await app.close();
+      }
+      await settled();
+      for (const code of CODES.slice(1)) expect(storeItem(code)?.Stock).toBe(0);
+      expect((await cli(['inventory', 'vanished', '--source', 'erp', '--config', configFile])).stdout).toContain('holds nothing');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
