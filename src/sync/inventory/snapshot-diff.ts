@@ -145,11 +145,14 @@ async function queueChanged(rt: InventoryRuntime, diffState: DiffState, source: 
   for (let start = 0; start < rows.length; start += QUEUE_CHUNK) {
     const chunk = rows.slice(start, start + QUEUE_CHUNK);
     const vanished = await diffState.vanished(source, chunk.map(({ key }) => key));
+    // A change newer than a deletion (polled since) ended it: the SKU's newest ERP stock says so.
+    const deleted = [...vanished].filter(([, entry]) => entry.reason === 'deleted').map(([key]) => targetParts(key).code);
+    const newest = await diffState.newestStock(deleted);
     const back: string[] = [];
     const toQueue = chunk.filter((row) => {
       const entry = vanished.get(row.key);
       if (entry === undefined) return true;
-      const version = cursorToVersion(row.cursor);
+      const version = cursorToVersion(row.cursor) ?? newest.get(row.sku)?.version ?? null;
       if (entry.reason === 'deleted' && entry.version !== undefined && (version === null || version <= entry.version)) return false;
       back.push(row.key);
       if (entry.action === 'unpublish' && !('Published' in row.values)) {
@@ -180,9 +183,9 @@ export async function providedElsewhere(rt: InventoryRuntime, diffState: DiffSta
   if (keys.length === 0 || others.length === 0) return found;
   for (const other of others) for (const key of await diffState.hasFingerprints(other, keys)) found.add(key);
   const rest = keys.filter((key) => !found.has(key));
-  const stockSources = await diffState.stockSources(rest.map((key) => targetParts(key).code));
+  const newest = await diffState.newestStock(rest.map((key) => targetParts(key).code));
   rest.forEach((key) => {
-    const from = stockSources.get(targetParts(key).code);
+    const from = newest.get(targetParts(key).code)?.source;
     if (from !== undefined && from !== source && others.includes(from)) found.add(key);
   });
   return found;

@@ -292,6 +292,12 @@ describe('snapshot diff', () => {
     await f.poll('erp');
     await settled();
     expect(storeItem('D-07')?.Stock).toBe(8);
+    // From then on the diff follows it again, cursor or not.
+    await setStock('D-07', 3, { moveCursor: false });
+    expect(await f.diff('erp')).toMatchObject({ queued: 1 });
+    await settled();
+    expect(storeItem('D-07')?.Stock).toBe(3);
+    expect((await explainSku(deps(), 'D-07')).vanished).toEqual([]);
   });
 
   it('lists held SKUs with `inventory vanished` and confirms them through the audited admin route', async () => {
