@@ -119,6 +119,11 @@ export const httpSourceSchema = z.object({
   timeoutMs: positiveInt.default(30_000),
   initialCursor: z.union([z.string(), z.number()]).nullable().default(null),
   overlapMs,
+  /**
+   * URL answering the full current set (same headers and recordsPath, one GET, no cursor), for the
+   * reconcile and the snapshot diff. Unset: no snapshot.
+   */
+  snapshotUrl: z.string().url().optional(),
 });
 
 export const sourceSchema = z.discriminatedUnion('kind', [sqlSourceSchema, csvSourceSchema, httpSourceSchema]);
@@ -363,9 +368,9 @@ function checkDiffSources(
 ): void {
   config.inventory.sources.forEach((source, index) => {
     const path = ['inventory', 'sources', index];
-    const hasSnapshot = source.kind === 'sql' ? source.snapshot !== undefined : source.kind === 'csv' ? source.snapshotFile !== undefined : false;
+    const hasSnapshot = source.kind === 'sql' ? source.snapshot !== undefined : source.kind === 'csv' ? source.snapshotFile !== undefined : source.snapshotUrl !== undefined;
     if (source.diff !== undefined && !hasSnapshot) {
-      const needed = source.kind === 'sql' ? 'a snapshot query' : source.kind === 'csv' ? 'a snapshotFile' : 'a snapshot (HTTP sources have none yet)';
+      const needed = source.kind === 'sql' ? 'a snapshot query' : source.kind === 'csv' ? 'a snapshotFile' : 'a snapshotUrl';
       ctx.addIssue({ code: 'custom', path: [...path, 'diff'], message: `source ${source.name}: diff needs ${needed}` });
     }
     if (source.diff === undefined && source.schedule === undefined) {
