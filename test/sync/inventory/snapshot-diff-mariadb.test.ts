@@ -1,9 +1,14 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { type InventoryFlow, startInventoryFlow } from '../../../src/sync/inventory/index.js';
 import { type InventoryRuntime, openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
 import { waitFor } from '../../../src/wait-for.js';
 import { mariaScratch } from '../../erp/databases.js';
+import { cli } from '../../helpers/cli.js';
 import { createHarness, type Harness } from './harness.js';
 
 const CODES = ['M-1', 'M-2', 'M-3'];
@@ -12,6 +17,7 @@ let h: Harness;
 let rt: InventoryRuntime;
 let flow: InventoryFlow;
 let maria: Awaited<ReturnType<typeof mariaScratch>>;
+let sourceConfig: Record<string, unknown>;
 
 async function settled(): Promise<void> {
   await waitFor(async () => Object.values(await rt.queue.getJobCounts('active', 'waiting', 'prioritized', 'delayed')).every((n) => n === 0), { message: 'the inventory queue to drain' });
@@ -26,10 +32,7 @@ beforeEach(async () => {
   await maria.db.query('CREATE TABLE deleted_items (code VARCHAR(20), deleted_at DATETIME(3))');
   await maria.db.query("INSERT INTO items VALUES ('M-1', 5), ('M-2', 6), ('M-3', 7)");
   h = await createHarness(CODES.map((Code) => ({ Code, Stock: 1, Price: 10 })));
-  const deps = h.deps({
-    inventory: {
-      sources: [
-        {
+  sourceConfig = {
           name: 'legacy',
           kind: 'sql',
           url: maria.url,
@@ -38,10 +41,8 @@ beforeEach(async () => {
             "SELECT code, deleted_at AS `cursor` FROM deleted_items WHERE deleted_at >= COALESCE(:cursor, '1970-01-01') ORDER BY deleted_at, code LIMIT :limit",
           diff: { schedule: '0 0 0 1 1 *' },
           vanished: { action: 'unpublish' },
-        },
-      ],
-    },
-  });
+  };
+  const deps = h.deps({ inventory: { sources: [sourceConfig] } });
   rt = openInventoryRuntime(deps);
   flow = await startInventoryFlow(deps, { role: 'all' });
 });
@@ -69,5 +70,20 @@ describe('snapshot diff of a MariaDB table without a change column', () => {
     expect(h.sim.state.items.get('M-2')?.item.Published).toBe(false);
     // Read again by the next diff (its overlap): applied already, nothing more.
     expect(await flow.diff('legacy')).toMatchObject({ changed: 0, queued: 0, deleted: 0 });
+  });
+
+  it('is shown by `sources test` from its snapshot, having no changes query', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'storesync-diff-maria-'));
+    try {
+      const configFile = join(dir, 'config.yaml');
+      await writeFile(configFile, JSON.stringify({ redis: { prefix: h.prefix }, log: { level: 'silent' }, inventory: { sources: [sourceConfig] } }));
+      const run = await cli(['sources', 'test', 'legacy', '--limit', '2', '--json', '--config', configFile]);
+      expect(run.code).toBe(0);
+      const [result] = (JSON.parse(run.stdout) as { sources: Array<{ records: Array<Record<string, unknown>>; error?: unknown }> }).sources;
+      expect(result?.error).toBeUndefined();
+      expect(result?.records).toHaveLength(2);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
