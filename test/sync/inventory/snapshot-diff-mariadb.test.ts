@@ -33,14 +33,13 @@ beforeEach(async () => {
   await maria.db.query("INSERT INTO items VALUES ('M-1', 5), ('M-2', 6), ('M-3', 7)");
   h = await createHarness(CODES.map((Code) => ({ Code, Stock: 1, Price: 10 })));
   sourceConfig = {
-          name: 'legacy',
-          kind: 'sql',
-          url: maria.url,
-          snapshot: 'SELECT code, stock FROM items',
-          deletions:
-            "SELECT code, deleted_at AS `cursor` FROM deleted_items WHERE deleted_at >= COALESCE(:cursor, '1970-01-01') ORDER BY deleted_at, code LIMIT :limit",
-          diff: { schedule: '0 0 0 1 1 *' },
-          vanished: { action: 'unpublish' },
+    name: 'legacy',
+    kind: 'sql',
+    url: maria.url,
+    snapshot: 'SELECT code, stock FROM items',
+    deletions: "SELECT code, deleted_at AS `cursor` FROM deleted_items WHERE deleted_at >= COALESCE(:cursor, '1970-01-01') ORDER BY deleted_at, code LIMIT :limit",
+    diff: { schedule: '0 0 0 1 1 *' },
+    vanished: { action: 'unpublish' },
   };
   const deps = h.deps({ inventory: { sources: [sourceConfig] } });
   rt = openInventoryRuntime(deps);
