@@ -5,6 +5,8 @@
  */
 import { z } from 'zod';
 
+import { checkDiffSources, snapshotDiffOptions } from './diff-options.js';
+
 const cron = z.string().min(1).describe('a node-cron expression, seconds allowed: "*/30 * * * * *"');
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
@@ -21,14 +23,18 @@ const fieldMapping = z.record(z.string(), z.string()).default({});
 const sourceBase = {
   /** Unique name; it keys the cursor in Redis and labels metrics. */
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, "_", "." or "-"'),
-  /** When the source is polled. */
-  schedule: cron,
+  /**
+   * When the source is polled. Required, except for an inventory source with a `diff` and no
+   * `changes` query: its `diff.schedule` is its schedule.
+   */
+  schedule: cron.optional(),
   /** Set to false to keep a source configured but idle. */
   enabled: z.boolean().default(true),
   /** Most records read per poll. */
   limit: positiveInt.default(1000),
   /** Maps source columns to store fields, for columns whose names differ. */
   mapping: fieldMapping,
+  ...snapshotDiffOptions(cron),
 };
 
 /** The cursor overlap: polls re-read this much before the last cursor, so late commits are not missed. */
@@ -38,8 +44,16 @@ export const sqlSourceSchema = z.object({
   ...sourceBase,
   kind: z.literal('sql'),
   url: dbUrl,
-  /** Query with named parameters :cursor and :limit; columns aliased to store fields plus `cursor`. */
-  changes: z.string().min(1),
+  /**
+   * Query with named parameters :cursor and :limit; columns aliased to store fields plus `cursor`.
+   * Optional only for an inventory source with `snapshot` and `diff` (a table without a change column).
+   */
+  changes: z.string().min(1).optional(),
+  /**
+   * Inventory only: query naming deleted SKUs (columns `code` and `cursor`; the same :cursor and :limit
+   * rules as `changes`), each treated as vanished at once. Unset: none.
+   */
+  deletions: z.string().min(1).optional(),
   /** Optional query returning the full current set, for the reconcile. */
   snapshot: z.string().min(1).optional(),
   /** Cursor value before the first poll (null: from the beginning). */
@@ -83,6 +97,11 @@ export const httpSourceSchema = z.object({
   timeoutMs: positiveInt.default(30_000),
   initialCursor: z.union([z.string(), z.number()]).nullable().default(null),
   overlapMs,
+  /**
+   * URL answering the full current set (same headers and recordsPath, one GET, no cursor), for the
+   * reconcile and the snapshot diff. Unset: no snapshot.
+   */
+  snapshotUrl: z.string().url().optional(),
 });
 
 export const sourceSchema = z.discriminatedUnion('kind', [sqlSourceSchema, csvSourceSchema, httpSourceSchema]);
@@ -326,6 +345,7 @@ export const configSchema = z.object({
     })
     .prefault({}),
 }).superRefine((config, ctx) => {
+  checkDiffSources(config, ctx);
   // Every status storesync may write needs its text: the store would otherwise show a blank or stale one.
   const texts = config.store.statusTexts;
   const missing = (status: number): boolean => texts[String(status)] === undefined;

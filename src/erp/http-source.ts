@@ -3,18 +3,19 @@
  * (the cursor parameter is left out on the first poll). The answer is JSON; the records are the array at
  * `recordsPath`, each with a `cursor` property (or one mapped to `cursor`). The endpoint must return
  * records with cursor >= the one asked for, in cursor order; timestamp cursors are sent as ISO strings in
- * UTC, moved back by `overlapMs`. Header values are secrets: registered, and never in messages.
+ * UTC, moved back by `overlapMs`. Header values are secrets: registered, and never in messages. With
+ * `snapshotUrl`, the source also has a snapshot (the reconcile, the snapshot diff): one GET of the full set.
  */
 import { Agent, request } from 'undici';
 
 import type { HttpSourceConfig } from '../config/schema.js';
-import { ErpError, type ErpErrorCode } from '../errors.js';
+import { ErpError, type ErpErrorCode, formatIssue } from '../errors.js';
 import { redactText, registerSecret } from '../secrets.js';
 import { bodyExcerpt } from '../store/errors.js';
 import { toCursor } from './cursor.js';
-import { pollChanges, pollSettingsFor } from './polling.js';
+import { pollChanges, pollSettingsFor, toBatchParts } from './polling.js';
 import type { SourceDeps } from './source-deps.js';
-import type { ChangeSource, Cursor, ReadOptions } from './types.js';
+import type { ChangeSource, Cursor, ReadOptions, SnapshotOptions, SourceRecord } from './types.js';
 
 /** How to read from the start, shown when a first poll reads nothing (see polling.ts). */
 const FIRST_POLL_HINT =
@@ -60,6 +61,10 @@ export function createHttpSource(config: HttpSourceConfig, deps: SourceDeps): Ch
     const url = new URL(config.url);
     if (start !== null) url.searchParams.set(config.cursorParam, start instanceof Date ? start.toISOString() : String(start));
     url.searchParams.set(config.limitParam, String(limit));
+    return fetchFrom(url);
+  }
+
+  async function fetchFrom(url: URL): Promise<Record<string, unknown>[]> {
     const shown = `GET ${url.origin}${url.pathname}`;
     let status: number;
     let text: string;
@@ -95,11 +100,27 @@ export function createHttpSource(config: HttpSourceConfig, deps: SourceDeps): Ch
     return records;
   }
 
-  return {
+  const source: ChangeSource = {
     name: config.name,
     kind: 'http',
     readChanges: (cursor: Cursor, limit: number, options?: ReadOptions) =>
       pollChanges(cursor ?? initialCursor, limit, settings, fetchRecords, options),
     close: () => agent.close(),
   };
+  const { snapshotUrl } = config;
+  if (snapshotUrl !== undefined) {
+    // One GET of the whole set (same headers and recordsPath), handed out in chunks of `limit`.
+    source.snapshot = async function* snapshot(options?: SnapshotOptions): AsyncIterable<SourceRecord[]> {
+      const rows = await fetchFrom(new URL(snapshotUrl));
+      for (let start = 0; start < rows.length; start += config.limit) {
+        const { records, rejected } = toBatchParts(rows.slice(start, start + config.limit), { ...settings, rowNoun: 'snapshot record' }, false);
+        for (const bad of rejected) {
+          settings.logger.warn({ ref: bad.ref, issues: bad.issues.map(formatIssue) }, 'snapshot record rejected');
+          options?.onRejected?.(bad);
+        }
+        if (records.length > 0) yield records;
+      }
+    };
+  }
+  return source;
 }

@@ -84,9 +84,17 @@ export class ActivityLog {
     this.#timer.unref();
   }
 
-  /** Logs the inventory flow: its polls, failed and refused SKUs, and counts for the summary. */
+  /** Logs the inventory flow: its polls and snapshot diffs, failed and refused SKUs, and counts for the summary. */
   watchInventory(events: TypedEmitter<InventoryEvents>): void {
     this.watchSourceReports(events, 'inventory:poll:done', 'inventory');
+    // One line per snapshot diff that moved something (issue 22); a hold is an error line of its own.
+    this.#on(events, 'inventory:diff:done', (report) => {
+      if (report.queued + report.vanished + report.held + report.deleted === 0) return;
+      this.#logger.info(
+        { flow: 'inventory', kind: 'diff', ...report },
+        `snapshot diff of ${report.source}: ${report.read} rows read, ${report.changed} changed, ${report.queued} SKUs queued, ${report.vanished} vanished, ${report.held} held, ${report.deleted} deleted, ${report.refused} refused`,
+      );
+    });
     this.#on(events, 'inventory:record:refused', ({ source, sku, reason }) => {
       this.#counts.inventory.refused += 1;
       this.#limited('inventory:record:refused', () => this.#logger.warn({ source, sku }, `ERP record refused: ${reason}`));

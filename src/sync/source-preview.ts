@@ -34,9 +34,12 @@ export function storedCursor(redis: Redis, prefix: string, flow: SourceFlow, sou
   return state.cursors.get(source);
 }
 
-/** Reads one batch of `source` from `from` and sorts it as the flow's producer would; writes nothing. */
-export async function previewSource(source: ChangeSource, options: { flow: SourceFlow; from: Cursor; limit: number }): Promise<SourcePreview> {
-  const batch = await source.readChanges(options.from, options.limit);
+/**
+ * Reads one batch of `source` from `from` and sorts it as the flow's producer would; writes nothing.
+ * With `snapshot` (a source polled only by its snapshot diff) the batch is the snapshot's first records.
+ */
+export async function previewSource(source: ChangeSource, options: { flow: SourceFlow; from: Cursor; limit: number; snapshot?: boolean }): Promise<SourcePreview> {
+  const batch = options.snapshot ? await snapshotBatch(source, options.limit) : await source.readChanges(options.from, options.limit);
   const check = options.flow === 'inventory' ? inventoryRecordIssues : shipmentRecordIssues;
   const records: SourceRecord[] = [];
   const rejects: RejectedRecord[] = [...batch.rejected];
@@ -46,4 +49,15 @@ export async function previewSource(source: ChangeSource, options: { flow: Sourc
     else rejects.push({ ref: record.ref, issues });
   }
   return { from: options.from, records, rejects, nextCursor: maxCursor(options.from, batch.nextCursor) };
+}
+
+/** The first `limit` records of the source's snapshot, and the rows it refused among them. */
+async function snapshotBatch(source: ChangeSource, limit: number): Promise<{ records: SourceRecord[]; rejected: RejectedRecord[]; nextCursor: Cursor }> {
+  const records: SourceRecord[] = [];
+  const rejected: RejectedRecord[] = [];
+  for await (const chunk of source.snapshot?.({ onRejected: (record) => void rejected.push(record) }) ?? []) {
+    records.push(...chunk);
+    if (records.length + rejected.length >= limit) break;
+  }
+  return { records: records.slice(0, limit), rejected, nextCursor: null };
 }

@@ -52,6 +52,12 @@ describe('Prometheus and Grafana files', () => {
     expect(result.code).toBe(0);
   });
 
+  it('fires StoresyncVanishedSkusHeld while the mass guard holds SKUs (promtool rule tests)', async () => {
+    const result = await promtool(['test', 'rules', join(root, 'test/deploy/alerts.promtool.yml')]);
+    expect(result.stdout + result.stderr).toContain('SUCCESS');
+    expect(result.code).toBe(0);
+  });
+
   it('has a Prometheus config that promtool accepts, with its rule file found', async () => {
     const result = await promtool(['check', 'config', join(root, 'deploy/prometheus.yml')]);
     expect(result.stdout + result.stderr).toContain('1 rule files found');
@@ -73,6 +79,7 @@ describe('Prometheus and Grafana files', () => {
       'increase(storesync_store_auth_failures_total[10m]) > 0',
       'storesync_sales_oldest_unacknowledged_age_seconds',
       'storesync_reservation_oldest_age_seconds > 86400',
+      'max by (source) (storesync_vanished_held) > 0',
     ]) {
       expect(exprs).toContain(needed);
     }

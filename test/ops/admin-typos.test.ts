@@ -24,6 +24,7 @@ beforeAll(async () => {
     inventory: {
       explain: async (sku) => ({ sku }) as unknown as SkuExplanation,
       markProcessed: async () => [],
+      confirmVanished: async (source) => ({ source, confirmed: 0, sample: [] }),
       defaultSiteId: 1,
     },
   });
@@ -42,6 +43,7 @@ describe('a mistyped key in an admin request', () => {
     ['/admin/resync/sales', { from: '2024-01-01', to: '2024-01-02', dry_run: true }, 'dry_run', 'dryRun'],
     ['/admin/sales/processed', { saleId: [7] }, 'saleId', 'saleIds'],
     ['/admin/sales/processed', { saleIds: [7], bookedat: '2024-01-01T10:00:00Z' }, 'bookedat', 'bookedAt'],
+    ['/admin/inventory/vanished/confirm', { sources: 'erp' }, 'sources', 'source'],
   ])('POST %s with %j answers 400 naming %s and the field meant', async (url, payload, field, meant) => {
     const answer = await app.inject({ method: 'POST', url, headers, payload });
     expect(answer.statusCode).toBe(400);

@@ -30,7 +30,8 @@ import { ErpSnapshot } from './erp-snapshot.js';
 import { LOCAL_FIELDS, localFieldIssues, publishedStock, SAFETY_FIELD, safetyStockOf, storeFields } from './published-stock.js';
 import type { SkuReservations } from './reservations.js';
 import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
-import type { FieldDifference, PendingEntry, ReconcileReport } from './types.js';
+import { snapshotEntries } from './snapshot-entries.js';
+import type { FieldDifference, ReconcileReport } from './types.js';
 
 /** Options of a reconcile run. */
 export interface ReconcileOptions {
@@ -398,31 +399,10 @@ function difference(sku: string, field: string, erp: unknown, store: unknown, si
   return { sku, field, erp, store: store ?? null, ...(siteId === null ? {} : { siteId }) };
 }
 
-/** Merges the chosen fields as forced pending values and queues their SKUs. */
+/** Merges the chosen fields as forced pending values (versioned as `snapshotEntries` says) and queues their SKUs. */
 async function queueForced(rt: InventoryRuntime, toQueue: readonly QueueItem[], priorities: ReadonlyMap<string, number>): Promise<number> {
   if (toQueue.length === 0) return 0;
-  const at = rt.now();
-  const unversioned = toQueue.filter(({ cursor }) => cursorToVersion(cursor) === null).map(({ sku }) => sku);
-  const applied = await rt.state.appliedVersions(unversioned);
-  await rt.state.merge(
-    toQueue.map(({ source, cursor, sku, values, fields }) => {
-      const version = cursorToVersion(cursor);
-      const entries: Record<string, PendingEntry> = {};
-      for (const field of fields) {
-        entries[field] = {
-          value: values[field],
-          version: version ?? applied.get(sku)?.get(field) ?? 0,
-          at,
-          source,
-          observedAt: at,
-          ...(cursor === null ? {} : { cursor }),
-          ...(isTimestampCursor(cursor) && version !== null ? { changedAt: version } : {}),
-          force: true,
-        };
-      }
-      return { sku, entries };
-    }),
-  );
+  await rt.state.merge(await snapshotEntries(rt.state, toQueue, rt.now(), { force: true }));
   return enqueueSkus(
     rt.queue,
     toQueue.map(({ sku }) => sku),
