@@ -17,20 +17,21 @@
 import { cursorToVersion, isTimestampCursor } from '../../erp/cursor.js';
 import { INVENTORY_FIELDS } from '../../erp/fields.js';
 import { createSource } from '../../erp/index.js';
-import type { ChangeSource, SourceRecord } from '../../erp/types.js';
+import type { ChangeSource } from '../../erp/types.js';
 import { ConfigError, formatIssue } from '../../errors.js';
-import type { InventoryGetOptions } from '../../store/inventory.js';
 import type { RecordReject } from '../../store/records.js';
 import type { InventoryItem } from '../../store/schemas/index.js';
 import { validateInventoryUpdate } from '../../store/validation.js';
 import type { FlowDeps } from '../flow.js';
-import { sameValue } from './compare.js';
-import { enqueueSkus, PRIORITY } from './enqueue.js';
+import { PRIORITY } from './enqueue.js';
 import { ErpSnapshot } from './erp-snapshot.js';
-import { LOCAL_FIELDS, localFieldIssues, publishedStock, SAFETY_FIELD, safetyStockOf, storeFields } from './published-stock.js';
+import { localFieldIssues, publishedStock, SAFETY_FIELD, safetyStockOf } from './published-stock.js';
+import { COMPARED, diffRecord, reconcilePriority } from './reconcile-diff.js';
+import { QUEUE_CHUNK, queueForced, type QueueItem, queueItem, storeValues, valueFields } from './reconcile-queue.js';
+import { configuredSites, findElsewhere, readSite } from './reconcile-store.js';
 import type { SkuReservations } from './reservations.js';
 import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
-import type { FieldDifference, PendingEntry, ReconcileReport } from './types.js';
+import type { ReconcileReport } from './types.js';
 
 /** Options of a reconcile run. */
 export interface ReconcileOptions {
@@ -49,26 +50,6 @@ export interface ReconcileOptions {
   /** Stops the run between two ERP chunks (shutdown); what was queued so far stays queued. */
   signal?: AbortSignal;
 }
-
-/** The fields a reconcile compares: what an ERP may provide for the store, except the key. */
-const COMPARED = Object.keys(INVENTORY_FIELDS).filter((field) => field !== 'Code' && !LOCAL_FIELDS.has(field));
-
-/** Store reads in flight when the store is read item by item (`skus`). */
-const LOOKUP_CONCURRENCY = 8;
-
-/** A SKU's fields to queue, from one source's record. */
-interface QueueItem {
-  source: string;
-  cursor: SourceRecord['cursor'];
-  sku: string;
-  values: Record<string, unknown>;
-  fields: string[];
-}
-
-/** SKUs merged and queued per call. */
-const QUEUE_CHUNK = 5000;
-
-const SCALAR_TYPES = new Set(['string', 'int', 'decimal', 'bool']);
 
 /** Runs a reconcile with its own connection and sources; see `reconcileWith`. */
 export async function runReconcile(deps: FlowDeps, options: ReconcileOptions = {}): Promise<ReconcileReport> {
@@ -262,170 +243,9 @@ async function readErp(
   return { erp, sites };
 }
 
-/** The fields of a record the store takes: the record's own, unless it has one storesync keeps (no copy per row). */
-function storeValues(fields: Record<string, unknown>): Record<string, unknown> {
-  for (const field in fields) if (LOCAL_FIELDS.has(field)) return storeFields(fields);
-  return fields;
-}
-
-/** Of an ERP row's fields, those the store should show (not the fields storesync keeps). */
-function valueFields(fields: readonly string[]): string[] {
-  return fields.filter((field) => !LOCAL_FIELDS.has(field));
-}
-
-/** An ERP row's fields to queue. */
-function queueItem(erp: ErpSnapshot, row: number, sku: string, fields: string[]): QueueItem {
-  return { source: erp.source(row), cursor: erp.cursor(row), sku, values: erp.fields(row), fields };
-}
-
 /** Every code the store showed: those of the ERP's SKUs (`onStore` by first row), then the others. */
 function* storeCodes(erp: ErpSnapshot, onStore: Uint8Array, otherCodes: ReadonlySet<string>): Iterable<string> {
   for (const [sku, row] of erp.skus()) if (onStore[row] === 1) yield sku;
   yield* otherCodes;
 }
 
-/** A store showing more than may be sold is fixed first, then one showing less, then other fields. */
-function reconcilePriority(fields: readonly string[], stock: unknown, item: InventoryItem): number {
-  if (!fields.includes('Stock')) return PRIORITY.other;
-  return !(Number(storeValue(item, 'Stock')) <= Number(stock)) ? PRIORITY.decrease : PRIORITY.increase;
-}
-
-/** Sites the configuration writes to: `inventory.reconcile.siteIds` and `store.siteId`; none: no filter (null). */
-function configuredSites(rt: InventoryRuntime): Array<number | null> {
-  const sites = new Set<number>(rt.config.inventory.reconcile.siteIds);
-  if (rt.config.store.siteId !== undefined) sites.add(rt.config.store.siteId);
-  return sites.size > 0 ? [...sites] : [null];
-}
-
-/** True when the store's value of `field` has a shape the ERP's cannot be compared with (Taxes as an object): not compared. */
-function isOpaque(item: InventoryItem, field: string): boolean {
-  const value = (item as Record<string, unknown>)[field];
-  return typeof value === 'object' && value !== null && SCALAR_TYPES.has(INVENTORY_FIELDS[field]?.type ?? '');
-}
-
-/** The store's value of a compared field; undefined when absent, null or opaque. */
-function storeValue(item: InventoryItem, field: string): unknown {
-  const value = (item as Record<string, unknown>)[field];
-  return value === null || isOpaque(item, field) ? undefined : value;
-}
-
-/**
- * Streams one site of the store (or the items of `skus` on it) past `visit`, once `ready` (the ERP side)
- * is; items that do not fit go to `rejects`.
- */
-async function readSite(
-  rt: InventoryRuntime,
-  siteId: number | null,
-  skus: readonly string[] | undefined,
-  visit: (item: InventoryItem, siteId: number | null) => void,
-  rejects: RecordReject[],
-  ready: Promise<void>,
-): Promise<void> {
-  const add = (item: InventoryItem): void => visit(item, siteId);
-  const query = siteId === null ? {} : { siteId };
-  const read = { onReject: (reject: RecordReject) => void rejects.push(reject) };
-  if (skus === undefined) {
-    await rt.store.inventory.each(query, add, { ...read, beforeBody: () => ready });
-    return;
-  }
-  await ready;
-  await lookUp(rt, skus, query, read, add);
-}
-
-/** Reads the items of `codes`, a few at a time, keeping only the item asked for (the store may ignore `code`). */
-async function lookUp(
-  rt: InventoryRuntime,
-  codes: readonly string[],
-  query: { siteId?: number },
-  read: InventoryGetOptions,
-  visit: (item: InventoryItem) => void,
-): Promise<void> {
-  const queue = [...new Set(codes)];
-  await Promise.all(
-    Array.from({ length: Math.min(LOOKUP_CONCURRENCY, queue.length) }, async () => {
-      for (let code = queue.pop(); code !== undefined; code = queue.pop()) {
-        for (const item of await rt.store.inventory.get({ ...query, code }, read)) if (item.Code === code) visit(item);
-      }
-    }),
-  );
-}
-
-/** The sites, other than those read, on which the store has each of `skus` (looked up by code, any site). */
-async function findElsewhere(
-  rt: InventoryRuntime,
-  sites: ReadonlyArray<number | null>,
-  skus: readonly string[],
-  rejects: RecordReject[],
-): Promise<Map<string, number[]>> {
-  const found = new Map<string, number[]>();
-  const read = { onReject: (reject: RecordReject) => void rejects.push(reject) };
-  await lookUp(rt, skus, {}, read, (item) => {
-    const siteId = item.SiteId;
-    if (typeof siteId !== 'number' || sites.includes(siteId)) return;
-    found.set(item.Code, [...new Set([...(found.get(item.Code) ?? []), siteId])]);
-  });
-  return found;
-}
-
-/**
- * Compares what the store should show (the row's fields, `stock` for Stock) with one store item of the
- * SKU; counts into `report`; returns the differing fields.
- */
-function diffRecord(
-  report: ReconcileReport,
-  item: InventoryItem,
-  siteId: number | null,
-  snapshot: ErpSnapshot,
-  row: number,
-  stock: unknown,
-  sampleSize: number,
-): string[] {
-  const changed: string[] = [];
-  for (const field of snapshot.fieldNames(row)) {
-    if (LOCAL_FIELDS.has(field) || isOpaque(item, field)) continue;
-    const erp = field === 'Stock' ? stock : snapshot.value(row, field);
-    const store = storeValue(item, field);
-    if (sameValue(erp, store)) continue;
-    changed.push(field);
-    report.differences++;
-    report.perField[field] = (report.perField[field] ?? 0) + 1;
-    if (report.sample.length < sampleSize) report.sample.push(difference(item.Code, field, erp, store, siteId));
-  }
-  return changed;
-}
-
-function difference(sku: string, field: string, erp: unknown, store: unknown, siteId: number | null): FieldDifference {
-  return { sku, field, erp, store: store ?? null, ...(siteId === null ? {} : { siteId }) };
-}
-
-/** Merges the chosen fields as forced pending values and queues their SKUs. */
-async function queueForced(rt: InventoryRuntime, toQueue: readonly QueueItem[], priorities: ReadonlyMap<string, number>): Promise<number> {
-  if (toQueue.length === 0) return 0;
-  const at = rt.now();
-  const unversioned = toQueue.filter(({ cursor }) => cursorToVersion(cursor) === null).map(({ sku }) => sku);
-  const applied = await rt.state.appliedVersions(unversioned);
-  await rt.state.merge(
-    toQueue.map(({ source, cursor, sku, values, fields }) => {
-      const version = cursorToVersion(cursor);
-      const entries: Record<string, PendingEntry> = {};
-      for (const field of fields) {
-        entries[field] = {
-          value: values[field],
-          version: version ?? applied.get(sku)?.get(field) ?? 0,
-          at,
-          source,
-          observedAt: at,
-          ...(cursor === null ? {} : { cursor }),
-          ...(isTimestampCursor(cursor) && version !== null ? { changedAt: version } : {}),
-          force: true,
-        };
-      }
-      return { sku, entries };
-    }),
-  );
-  return enqueueSkus(
-    rt.queue,
-    toQueue.map(({ sku }) => sku),
-    { force: true, priorities },
-  );
-}
