@@ -203,6 +203,15 @@ export const configSchema = z.object({
            * with none of them, the whole store unfiltered. @defaultValue []
            */
           siteIds: z.array(positiveInt).default([]),
+          /**
+           * Store items no ERP source has, as a full reconcile (every enabled source, no SKU filter) finds
+           * them: `report` counts and lists them; `zero` publishes Stock 0; `unpublish` also sends
+           * Published false. Held, none acted on, when more than `orphansMaxFraction` of the store items
+           * read (and more than 10) would be. @defaultValue 'report'
+           */
+          orphans: z.enum(['report', 'zero', 'unpublish']).default('report'),
+          /** The guard of `orphans`: the largest fraction of the store items read acted on without `--confirm-orphans`. @defaultValue 0.05 */
+          orphansMaxFraction: z.number().min(0).max(1).default(0.05),
         })
         .prefault({}),
       /** Units kept off the store per SKU; a record's `SafetyStock` column overrides it. */

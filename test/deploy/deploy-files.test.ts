@@ -72,6 +72,7 @@ describe('Prometheus and Grafana files', () => {
       'storesync_store_logins_total{outcome="failure"}',
       'storesync_sales_oldest_unacknowledged_age_seconds',
       'storesync_reservation_oldest_age_seconds > 86400',
+      'storesync_reconcile_orphans{state="held"} > 0',
     ]) {
       expect(exprs).toContain(needed);
     }

@@ -27,6 +27,7 @@ import { PRIORITY } from './enqueue.js';
 import { ErpSnapshot } from './erp-snapshot.js';
 import { localFieldIssues, publishedStock, SAFETY_FIELD, safetyStockOf } from './published-stock.js';
 import { COMPARED, diffRecord, reconcilePriority } from './reconcile-diff.js';
+import { decideOrphans,OrphanTally } from './reconcile-orphans.js';
 import { QUEUE_CHUNK, queueForced, type QueueItem, queueItem, storeValues, valueFields } from './reconcile-queue.js';
 import { configuredSites, findElsewhere, readSite } from './reconcile-store.js';
 import type { SkuReservations } from './reservations.js';
@@ -49,6 +50,8 @@ export interface ReconcileOptions {
   sampleSize?: number;
   /** Stops the run between two ERP chunks (shutdown); what was queued so far stays queued. */
   signal?: AbortSignal;
+  /** Act on store items no ERP source has even past the guard (`inventory.reconcile.orphans`). */
+  confirmOrphans?: boolean;
 }
 
 /** Runs a reconcile with its own connection and sources; see `reconcileWith`. */
@@ -95,6 +98,9 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
     missingSample: [],
     onOtherSites: 0,
     otherSiteSample: [],
+    onlyOnStore: 0,
+    onlyOnStoreSample: [],
+    orphans: { checked: false, action: rt.config.inventory.reconcile.orphans, toChange: 0, queued: 0, held: 0 },
     rejected: 0,
     storeRejected: 0,
     queued: 0,
@@ -103,6 +109,11 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
   // the ERP is read. Unfiltered (null) reads them all.
   const sites = configuredSites(rt);
   let erp = new ErpSnapshot();
+  // SKUs whose ERP records were refused: the ERP has them, so they are no orphans.
+  let refused: ReadonlySet<string> = new Set();
+  // Orphans are told only by a full run: every source read (each with a snapshot), every SKU.
+  const full = options.source === undefined && !skuFilter && withSnapshot.length > 0 && withSnapshot.length === sources.length;
+  const orphans = full ? new OrphanTally(rt.config.inventory.reconcile.orphans, sampleSize) : undefined;
   // Per ERP row: whether the store showed its SKU, and the fields to queue (found different on some store
   // item, every field when forced).
   let onStore = new Uint8Array(0);
@@ -114,6 +125,7 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
   const erpRead = (async () => {
     const read = await readErp(withSnapshot, skuFilter, report, options);
     erp = read.erp;
+    refused = read.refused;
     onStore = new Uint8Array(erp.rows);
     if (!sites.includes(null)) for (const siteId of read.sites) if (!sites.includes(siteId)) sites.push(siteId);
     // The store is compared with the published stock, so a reconcile never undoes a reservation.
@@ -146,6 +158,7 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
     const first = erp.first(code);
     if (first === undefined) {
       otherCodes.add(code);
+      if (!refused.has(code)) orphans?.see(item, siteId);
       return;
     }
     for (let row: number | undefined = first; row !== undefined; row = erp.next(row)) {
@@ -194,6 +207,10 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
       if (fields && fields.size > 0) toQueue.push(queueItem(erp, row, sku, [...fields]));
     }
   }
+  const orphanItems = decideOrphans(rt, orphans, report, { confirmed: options.confirmOrphans === true });
+  for (const item of orphanItems) priorities.set(item.sku, PRIORITY.decrease);
+  toQueue.push(...orphanItems);
+  report.orphans.queued = orphanItems.length;
   if (report.dryRun) report.queued = new Set(toQueue.map(({ sku }) => sku)).size;
   else for (let i = 0; i < toQueue.length; i += QUEUE_CHUNK) report.queued += await queueForced(rt, toQueue.slice(i, i + QUEUE_CHUNK), priorities);
 
@@ -208,7 +225,7 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
     rt.metrics.reconcileDrift.reset();
     for (const field of COMPARED) rt.metrics.reconcileDrift.set({ field }, report.perField[field] ?? 0);
   }
-  rt.logger.info({ ...report, sample: undefined, missingSample: undefined }, 'inventory reconcile done');
+  rt.logger.info({ ...report, sample: undefined, missingSample: undefined, onlyOnStoreSample: undefined }, 'inventory reconcile done');
   rt.events.emit('inventory:reconcile:done', report);
   return report;
 }
@@ -219,9 +236,10 @@ async function readErp(
   skuFilter: ReadonlySet<string> | undefined,
   report: ReconcileReport,
   options: ReconcileOptions,
-): Promise<{ erp: ErpSnapshot; sites: Set<number> }> {
+): Promise<{ erp: ErpSnapshot; sites: Set<number>; refused: Set<string> }> {
   const erp = new ErpSnapshot();
   const sites = new Set<number>();
+  const refused = new Set<string>();
   for (const source of sources) {
     for await (const chunk of source.snapshot!()) {
       options.signal?.throwIfAborted();
@@ -231,6 +249,7 @@ async function readErp(
         report.erpRecords++;
         if (validateInventoryUpdate(storeValues(record.fields), sku).length > 0 || localFieldIssues(record, sku).length > 0) {
           report.rejected++;
+          refused.add(sku);
           continue;
         }
         const siteId = record.fields.SiteId;
@@ -240,7 +259,7 @@ async function readErp(
       options.onProgress?.(report.erpRecords, report.erpRecords);
     }
   }
-  return { erp, sites };
+  return { erp, sites, refused };
 }
 
 /** Every code the store showed: those of the ERP's SKUs (`onStore` by first row), then the others. */

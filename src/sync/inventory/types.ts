@@ -92,12 +92,30 @@ export interface ReconcileReport {
   /** ERP SKUs the store has only on sites the configuration does not write to: reported, not compared nor created. */
   onOtherSites: number;
   otherSiteSample: Array<{ sku: string; siteIds: number[] }>;
+  /** Store items no ERP source has (counted by a full reconcile only: see `orphans.checked`). */
+  onlyOnStore: number;
+  onlyOnStoreSample: string[];
+  /** What became of them under `inventory.reconcile.orphans`. */
+  orphans: OrphanReport;
   /** ERP records that break the store's rules (not queued). */
   rejected: number;
   /** Store items that did not fit their schema (parked in `store-rejects` unless dry run; not compared). */
   storeRejected: number;
   /** Jobs added (on a dry run: the jobs that would be added; nothing is written). */
   queued: number;
+}
+
+/** The store items no ERP source has, and what a reconcile did with them. */
+export interface OrphanReport {
+  /** False when the run could not tell: limited to a source or to SKUs, or an enabled source has no snapshot. */
+  checked: boolean;
+  action: 'report' | 'zero' | 'unpublish';
+  /** Of `onlyOnStore`, items the action would change (Stock not 0, or still published for `unpublish`). */
+  toChange: number;
+  /** SKUs queued for the action (on a dry run: that would be). */
+  queued: number;
+  /** SKUs the guard held: none acted on; `resync inventory --confirm-orphans` acts on them. */
+  held: number;
 }
 
 /** Lifecycle events of the inventory flow. */
