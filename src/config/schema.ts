@@ -18,17 +18,45 @@ const sqlIdentifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'letters
 /** Store fields an ERP column may be mapped to (matched case-insensitively). */
 const fieldMapping = z.record(z.string(), z.string()).default({});
 
+/**
+ * Snapshot diff and vanished SKUs (issue 22; inventory sources only, src/sync/inventory/snapshot-diff.ts).
+ * A function so that the block stays one piece for merges.
+ */
+function snapshotDiffOptions() {
+  return {
+    /**
+     * Poll the source's snapshot by difference on `schedule`: only SKUs whose values changed since the
+     * previous complete snapshot are queued, and SKUs gone from it have vanished. Unset: no diff.
+     */
+    diff: z.object({ schedule: cron }).strict().optional(),
+    /**
+     * What becomes of a SKU that vanished (gone from the snapshot, or named by `deletions`): `zero`
+     * publishes Stock 0, `unpublish` also sends Published false, `keep` leaves the store alone. A diff
+     * that would vanish more than `maxFraction` of the previous snapshot's SKUs (and more than 10)
+     * vanishes none: they are held until confirmed. @defaultValue { action: zero, maxFraction: 0.05 }
+     */
+    vanished: z
+      .object({ action: z.enum(['zero', 'unpublish', 'keep']).default('zero'), maxFraction: z.number().min(0).max(1).default(0.05) })
+      .strict()
+      .optional(),
+  };
+}
+
 const sourceBase = {
   /** Unique name; it keys the cursor in Redis and labels metrics. */
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, "_", "." or "-"'),
-  /** When the source is polled. */
-  schedule: cron,
+  /**
+   * When the source is polled. Required, except for an inventory source with a `diff` and no
+   * `changes` query: its `diff.schedule` is its schedule.
+   */
+  schedule: cron.optional(),
   /** Set to false to keep a source configured but idle. */
   enabled: z.boolean().default(true),
   /** Most records read per poll. */
   limit: positiveInt.default(1000),
   /** Maps source columns to store fields, for columns whose names differ. */
   mapping: fieldMapping,
+  ...snapshotDiffOptions(),
 };
 
 /** The cursor overlap: polls re-read this much before the last cursor, so late commits are not missed. */
@@ -38,8 +66,16 @@ export const sqlSourceSchema = z.object({
   ...sourceBase,
   kind: z.literal('sql'),
   url: dbUrl,
-  /** Query with named parameters :cursor and :limit; columns aliased to store fields plus `cursor`. */
-  changes: z.string().min(1),
+  /**
+   * Query with named parameters :cursor and :limit; columns aliased to store fields plus `cursor`.
+   * Optional only for an inventory source with `snapshot` and `diff` (a table without a change column).
+   */
+  changes: z.string().min(1).optional(),
+  /**
+   * Inventory only: query naming deleted SKUs (columns `code` and `cursor`; the same :cursor and :limit
+   * rules as `changes`), each treated as vanished at once. Unset: none.
+   */
+  deletions: z.string().min(1).optional(),
   /** Optional query returning the full current set, for the reconcile. */
   snapshot: z.string().min(1).optional(),
   /** Cursor value before the first poll (null: from the beginning). */
@@ -315,6 +351,7 @@ export const configSchema = z.object({
     })
     .prefault({}),
 }).superRefine((config, ctx) => {
+  checkDiffSources(config, ctx);
   // Every status storesync may write needs its text: the store would otherwise show a blank or stale one.
   const texts = config.store.statusTexts;
   const missing = (status: number): boolean => texts[String(status)] === undefined;
@@ -327,6 +364,45 @@ export const configSchema = z.object({
     }
   });
 });
+
+/** Rules of the snapshot diff options (`snapshotDiffOptions`) that span several keys of a source. */
+function checkDiffSources(
+  config: { inventory: { sources: ReadonlyArray<z.infer<typeof sourceSchema>> }; fulfillment: { sources: ReadonlyArray<z.infer<typeof sourceSchema>> } },
+  ctx: z.RefinementCtx,
+): void {
+  config.inventory.sources.forEach((source, index) => {
+    const path = ['inventory', 'sources', index];
+    const hasSnapshot = source.kind === 'sql' ? source.snapshot !== undefined : source.kind === 'csv' ? source.snapshotFile !== undefined : false;
+    if (source.diff !== undefined && !hasSnapshot) {
+      const needed = source.kind === 'sql' ? 'a snapshot query' : source.kind === 'csv' ? 'a snapshotFile' : 'a snapshot (HTTP sources have none yet)';
+      ctx.addIssue({ code: 'custom', path: [...path, 'diff'], message: `source ${source.name}: diff needs ${needed}` });
+    }
+    if (source.diff === undefined && source.schedule === undefined) {
+      ctx.addIssue({ code: 'custom', path: [...path, 'schedule'], message: `source ${source.name}: schedule is required (only a source with a diff may leave it out)` });
+    }
+    if (source.kind === 'sql' && source.changes === undefined && source.diff === undefined) {
+      ctx.addIssue({ code: 'custom', path: [...path, 'changes'], message: `source ${source.name}: changes is required (only a source with a snapshot and a diff may leave it out)` });
+    }
+    if (source.kind === 'sql' && source.changes === undefined && source.schedule !== undefined) {
+      ctx.addIssue({ code: 'custom', path: [...path, 'schedule'], message: `source ${source.name}: schedule polls the changes query, and there is none: diff.schedule is this source's schedule` });
+    }
+  });
+  config.fulfillment.sources.forEach((source, index) => {
+    const path = ['fulfillment', 'sources', index];
+    for (const key of ['diff', 'vanished', 'deletions'] as const) {
+      if (key in source && (source as Record<string, unknown>)[key] !== undefined) {
+        ctx.addIssue({ code: 'custom', path: [...path, key], message: `source ${source.name}: ${key} is an inventory source option` });
+      }
+    }
+    if (source.schedule === undefined) ctx.addIssue({ code: 'custom', path: [...path, 'schedule'], message: `source ${source.name}: schedule is required` });
+    if (source.kind === 'sql' && source.changes === undefined) ctx.addIssue({ code: 'custom', path: [...path, 'changes'], message: `source ${source.name}: changes is required` });
+  });
+}
+
+/** A source's `vanished` options with their defaults. */
+export function vanishedOptions(source: SourceConfig): { action: 'zero' | 'unpublish' | 'keep'; maxFraction: number } {
+  return { action: source.vanished?.action ?? 'zero', maxFraction: source.vanished?.maxFraction ?? 0.05 };
+}
 
 export type Config = z.infer<typeof configSchema>;
 export type SourceConfig = z.infer<typeof sourceSchema>;

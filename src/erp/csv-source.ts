@@ -27,7 +27,7 @@ import type { Logger } from '../log.js';
 import { type CsvReadOptions, readCsvFile, readCsvRows } from './csv-file.js';
 import { compareCursors, maxCursor } from './cursor.js';
 import { ignoredColumnLogger, type SourceDeps } from './source-deps.js';
-import type { ChangeBatch, ChangeSource, Cursor, RejectedRecord, SourceRecord } from './types.js';
+import type { ChangeBatch, ChangeSource, Cursor, RejectedRecord, SnapshotOptions, SourceRecord } from './types.js';
 
 /** What `commit` needs about one file of a batch (kept JSON-serialisable in `ChangeBatch.handle`). */
 interface BatchFile {
@@ -170,7 +170,7 @@ export function createCsvSource(config: CsvSourceConfig, deps: SourceDeps): Chan
   };
   const snapshotFile = config.snapshotFile;
   if (snapshotFile !== undefined) {
-    source.snapshot = () => readSnapshot(snapshotFile, config, { ...readOptions, logger, now });
+    source.snapshot = (options?: SnapshotOptions) => readSnapshot(snapshotFile, config, { ...readOptions, logger, now, ...(options?.onRejected ? { onRejected: options.onRejected } : {}) });
   }
   return source;
 }
@@ -198,9 +198,9 @@ function assertSnapshotOutsideDropFolder(config: CsvSourceConfig): void {
 async function* readSnapshot(
   file: string,
   config: CsvSourceConfig,
-  options: CsvReadOptions & { logger: Logger; now: () => number },
+  options: CsvReadOptions & { logger: Logger; now: () => number } & SnapshotOptions,
 ): AsyncIterable<SourceRecord[]> {
-  const { logger, now } = options;
+  const { logger, now, onRejected } = options;
   const info = await stat(file).catch((error: unknown) => {
     throw new ErpError(config.name, `cannot read the snapshot file ${file}: ${(error as Error).message}`, { code: 'ERR_ERP_FILE', cause: error });
   });
@@ -214,6 +214,7 @@ async function* readSnapshot(
     for await (const row of readCsvRows(file, basename(file), cursor, options)) {
       if ('rejected' in row) {
         logger.warn({ ref: row.rejected.ref, issues: row.rejected.issues.map(formatIssue) }, 'snapshot row rejected');
+        onRejected?.(row.rejected);
         continue;
       }
       chunk.push(row.record);

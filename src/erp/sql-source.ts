@@ -20,12 +20,12 @@
  * mysql2 through a row stream, in chunks of `limit` rows, so 100k rows never sit in memory at once.
  */
 import type { SqlSourceConfig } from '../config/schema.js';
-import { formatIssue } from '../errors.js';
+import { ConfigError, formatIssue } from '../errors.js';
 import { toCursor } from './cursor.js';
 import { pollChanges, pollSettingsFor, toBatchParts } from './polling.js';
 import type { SourceDeps } from './source-deps.js';
 import { openSql, type SqlClient } from './sql-client.js';
-import type { ChangeSource, Cursor, ReadOptions, SourceRecord } from './types.js';
+import type { ChangeSource, Cursor, ReadOptions, SnapshotOptions, SourceRecord } from './types.js';
 
 /**
  * How to read from the start, per dialect, shown when a first poll reads nothing (see polling.ts).
@@ -52,29 +52,35 @@ export function createSqlSource(config: SqlSourceConfig, deps: SourceDeps): Chan
   const settings = pollSettingsFor(config, deps, 'row', firstPollHint(sql));
   const initialCursor = toCursor(config.initialCursor);
   const snapshotQuery = config.snapshot;
+  const deletionsQuery = config.deletions;
 
   const source: ChangeSource = {
     name: config.name,
     kind: 'sql',
     readChanges(cursor: Cursor, limit: number, options?: ReadOptions) {
-      return pollChanges(
-        cursor ?? initialCursor,
-        limit,
-        settings,
-        (start, rows) => sql.query(config.changes, { cursor: start, limit: rows }),
-        options,
-      );
+      const changes = config.changes;
+      // A source polled only by its snapshot diff (config allows it) has no changes to read.
+      if (changes === undefined) return Promise.reject(new ConfigError([`source ${config.name}: has no changes query (it is polled by its snapshot diff)`]));
+      return pollChanges(cursor ?? initialCursor, limit, settings, (start, rows) => sql.query(changes, { cursor: start, limit: rows }), options);
     },
     close: () => sql.close(),
   };
   if (snapshotQuery !== undefined) {
-    source.snapshot = async function* snapshot(): AsyncIterable<SourceRecord[]> {
+    source.snapshot = async function* snapshot(options?: SnapshotOptions): AsyncIterable<SourceRecord[]> {
       for await (const rows of sql.stream(snapshotQuery, {}, config.limit)) {
         const { records, rejected } = toBatchParts(rows, { ...settings, rowNoun: 'snapshot row' }, false);
-        for (const bad of rejected) settings.logger.warn({ ref: bad.ref, issues: bad.issues.map(formatIssue) }, 'snapshot row rejected');
+        for (const bad of rejected) {
+          settings.logger.warn({ ref: bad.ref, issues: bad.issues.map(formatIssue) }, 'snapshot row rejected');
+          options?.onRejected?.(bad);
+        }
         if (records.length > 0) yield records;
       }
     };
+  }
+  if (deletionsQuery !== undefined) {
+    const deletionSettings = { ...settings, rowNoun: 'deletion row' };
+    source.readDeletions = (cursor: Cursor, limit: number, options?: ReadOptions) =>
+      pollChanges(cursor ?? initialCursor, limit, deletionSettings, (start, rows) => sql.query(deletionsQuery, { cursor: start, limit: rows }), options);
   }
   return source;
 }

@@ -72,6 +72,15 @@ export interface ReadOptions {
   known?: KnownRows;
 }
 
+/** Options of a `snapshot` read. */
+export interface SnapshotOptions {
+  /**
+   * Told of each row the snapshot leaves out because it could not be coerced (it is logged too): the
+   * snapshot diff keeps such a SKU as it was rather than count it vanished.
+   */
+  onRejected?(record: RejectedRecord): void;
+}
+
 /** A connector kind. */
 export type SourceKind = 'sql' | 'csv' | 'http';
 
@@ -87,8 +96,13 @@ export interface ChangeSource {
   readChanges(cursor: Cursor, limit: number, options?: ReadOptions): Promise<ChangeBatch>;
   /** Called after the batch's records are durably queued (CSV: files move to processed/ or rejected/). */
   commit?(batch: ChangeBatch): Promise<void>;
-  /** The full current set, in chunks, streamed (used by the reconcile). */
-  snapshot?(): AsyncIterable<SourceRecord[]>;
+  /** The full current set, in chunks, streamed (used by the reconcile and the snapshot diff). */
+  snapshot?(options?: SnapshotOptions): AsyncIterable<SourceRecord[]>;
+  /**
+   * SKUs deleted at or after `cursor` (the `deletions` query: records of `Code` and a cursor), read by
+   * the same rules as `readChanges`; each is treated as vanished.
+   */
+  readDeletions?(cursor: Cursor, limit: number, options?: ReadOptions): Promise<ChangeBatch>;
   /** Releases connections; the source cannot be used afterwards. */
   close(): Promise<void>;
 }

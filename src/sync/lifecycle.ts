@@ -35,8 +35,8 @@ export interface PolledSource {
   readonly limit: number;
   /** Cursor of a source never polled before; CSV sources have none: they read whatever files are in their folder. */
   readonly initialCursor: Cursor;
-  /** The source's cron expression. */
-  readonly schedule: string;
+  /** The source's cron expression; none for an inventory source polled only by its snapshot diff. */
+  readonly schedule: string | undefined;
 }
 
 /** What a flow is made of; each part is optional, and each runs only in the roles it belongs to. */
@@ -138,7 +138,7 @@ export function pollRuns(
   poll: (source: string) => Promise<unknown>,
   onFailed: (source: string, error: Error) => void,
 ): ScheduledRun[] {
-  return [...sources].map(([name, { schedule }]) => ({
+  return [...sources].flatMap(([name, { schedule }]) => (schedule === undefined ? [] : [{ name, schedule }])).map(({ name, schedule }) => ({
     name: `${flow}:poll:${name}`,
     expression: schedule,
     run: () =>

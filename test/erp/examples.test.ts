@@ -22,7 +22,7 @@ const example = (name: string) => loadConfig({ configFile: join(root, 'config', 
 /** Replaces the demo schema name in a query or script with a scratch schema. */
 function inSchema<T extends SourceConfig>(config: T, schema: string): T {
   if (config.kind !== 'sql') return config;
-  return { ...config, changes: config.changes.replaceAll('erp_demo', schema), snapshot: config.snapshot?.replaceAll('erp_demo', schema) };
+  return { ...config, changes: config.changes?.replaceAll('erp_demo', schema), snapshot: config.snapshot?.replaceAll('erp_demo', schema) };
 }
 
 describe('example configs', () => {

@@ -61,7 +61,7 @@ function recordingPlan(role: 'all' | 'producer' | 'worker', failAt?: 'source b' 
     },
     schedule: (_rt, sources) => {
       events.push('start schedule');
-      return [...sources].map(([name, source]) => ({ name: `test:${prefix}:${name}`, expression: source.schedule, run: async () => undefined }));
+      return [...sources].map(([name, source]) => ({ name: `test:${prefix}:${name}`, expression: source.schedule ?? '* * * * *', run: async () => undefined }));
     },
   };
   return { plan, events };

@@ -138,7 +138,9 @@ export function planStock(state: SkuState, force: boolean, defaultSafety: number
   if (appliedErp !== undefined && (erpVersion < appliedErp || resVersion < appliedRes)) {
     return { onApplied: [], settled: drop(), passed, computed };
   }
-  if (appliedErp !== undefined && erpVersion === appliedErp && resVersion === appliedRes && !forced) {
+  // A snapshot diff's value at the version the store took may still be new: change detection decides.
+  const resend = fresh.some(({ read }) => read.entry.resend === true);
+  if (appliedErp !== undefined && erpVersion === appliedErp && resVersion === appliedRes && !forced && !resend) {
     return { onApplied: [], settled: drop(), passed, computed };
   }
   const entry: PendingEntry = {

@@ -2,13 +2,12 @@
  * What a reconcile queues: the fields found different (or all, forced) merged as forced pending values,
  * and their SKUs queued with the priority of the fix.
  */
-import { cursorToVersion, isTimestampCursor } from '../../erp/cursor.js';
 import type { SourceRecord } from '../../erp/types.js';
 import { enqueueSkus } from './enqueue.js';
 import type { ErpSnapshot } from './erp-snapshot.js';
 import { LOCAL_FIELDS, storeFields } from './published-stock.js';
 import type { InventoryRuntime } from './runtime.js';
-import type { PendingEntry } from './types.js';
+import { snapshotEntries } from './snapshot-entries.js';
 
 /** A SKU's fields to queue, from one source's record. */
 export interface QueueItem {
@@ -38,31 +37,10 @@ export function queueItem(erp: ErpSnapshot, row: number, sku: string, fields: st
   return { source: erp.source(row), cursor: erp.cursor(row), sku, values: erp.fields(row), fields };
 }
 
-/** Merges the chosen fields as forced pending values and queues their SKUs. */
+/** Merges the chosen fields as forced pending values (versioned as `snapshotEntries` says) and queues their SKUs. */
 export async function queueForced(rt: InventoryRuntime, toQueue: readonly QueueItem[], priorities: ReadonlyMap<string, number>): Promise<number> {
   if (toQueue.length === 0) return 0;
-  const at = rt.now();
-  const unversioned = toQueue.filter(({ cursor }) => cursorToVersion(cursor) === null).map(({ sku }) => sku);
-  const applied = await rt.state.appliedVersions(unversioned);
-  await rt.state.merge(
-    toQueue.map(({ source, cursor, sku, values, fields }) => {
-      const version = cursorToVersion(cursor);
-      const entries: Record<string, PendingEntry> = {};
-      for (const field of fields) {
-        entries[field] = {
-          value: values[field],
-          version: version ?? applied.get(sku)?.get(field) ?? 0,
-          at,
-          source,
-          observedAt: at,
-          ...(cursor === null ? {} : { cursor }),
-          ...(isTimestampCursor(cursor) && version !== null ? { changedAt: version } : {}),
-          force: true,
-        };
-      }
-      return { sku, entries };
-    }),
-  );
+  await rt.state.merge(await snapshotEntries(rt.state, toQueue, rt.now(), { force: true }));
   return enqueueSkus(
     rt.queue,
     toQueue.map(({ sku }) => sku),

@@ -17,7 +17,7 @@
 import { cursorToVersion, isTimestampCursor } from '../../erp/cursor.js';
 import { INVENTORY_FIELDS } from '../../erp/fields.js';
 import { createSource } from '../../erp/index.js';
-import type { ChangeSource } from '../../erp/types.js';
+import type { ChangeSource, RejectedRecord } from '../../erp/types.js';
 import { ConfigError, formatIssue } from '../../errors.js';
 import type { RecordReject } from '../../store/records.js';
 import type { InventoryItem } from '../../store/schemas/index.js';
@@ -240,8 +240,13 @@ async function readErp(
   const erp = new ErpSnapshot();
   const sites = new Set<number>();
   const refused = new Set<string>();
+  // A row the source could not coerce is left out of the snapshot; its SKU is still the ERP's, no orphan.
+  const onRejected = (rejected: RejectedRecord): void => {
+    report.rejected++;
+    for (const issue of rejected.issues) if (issue.record !== undefined) refused.add(issue.record);
+  };
   for (const source of sources) {
-    for await (const chunk of source.snapshot!()) {
+    for await (const chunk of source.snapshot!({ onRejected })) {
       options.signal?.throwIfAborted();
       for (const record of chunk) {
         const sku = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;

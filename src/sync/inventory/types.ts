@@ -29,6 +29,11 @@ export interface PendingEntry {
   source: string;
   /** Bypass change detection (set by the reconcile: the store was seen to differ). */
   force?: boolean;
+  /**
+   * The value may be new at the version the store already took (set by the snapshot diff: the ERP
+   * changed it without moving its cursor): sent unless the store acknowledged the same value.
+   */
+  resend?: boolean;
   /** The ERP change time (ms) when the cursor is a timestamp, for the sync-lag metric. */
   changedAt?: number;
   /**

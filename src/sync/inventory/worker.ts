@@ -308,8 +308,9 @@ function plan(rt: InventoryRuntime, state: SkuState, force: boolean): Plan {
     const { entry } = read;
     const forced = force || entry.force === true;
     const applied = state.applied.get(field);
-    // An equal version is the same change: resent only when forced (the reconcile saw the store differ).
-    if (applied !== undefined && (entry.version < applied || (entry.version === applied && !forced))) {
+    // An equal version is the same change: resent only when forced (the reconcile saw the store differ),
+    // or checked against what the store acknowledged when the snapshot diff saw the value change.
+    if (applied !== undefined && (entry.version < applied || (entry.version === applied && !forced && entry.resend !== true))) {
       settled.push({ mode: 'drop', field, read });
     } else if (!forced && state.acked.has(field) && isDeepStrictEqual(state.acked.get(field), entry.value)) {
       settled.push({ mode: 'applied', field, read });

@@ -1,0 +1,53 @@
+/**
+ * Pending entries for snapshot rows, shared by the reconcile and the snapshot diff. A snapshot row
+ * has no cursor of its own more often than not (a table without a change column, a nightly file), and
+ * its values must never override a newer change: a row without an ordered cursor takes, per field,
+ * the version the store last took for that field (0 when none), so the merge keeps any newer pending
+ * change and the worker may resend the value but never sends it over a newer one.
+ */
+import { cursorToVersion, isTimestampCursor } from '../../erp/cursor.js';
+import type { Cursor } from '../../erp/types.js';
+import type { InventoryState } from './state.js';
+import type { PendingEntry } from './types.js';
+
+/** One snapshot row's fields to merge. */
+export interface SnapshotRow {
+  source: string;
+  cursor: Cursor;
+  sku: string;
+  /** The row's values (at least those of `fields`). */
+  values: Record<string, unknown>;
+  /** The fields to merge. */
+  fields: readonly string[];
+}
+
+/** How the entries are flagged: `force` (the reconcile saw the store differ) or `resend` (the diff saw the ERP change). */
+export type SnapshotFlags = Pick<PendingEntry, 'force' | 'resend'>;
+
+/** The rows' pending entries, versioned as the module comment says, merged at `at`. */
+export async function snapshotEntries(
+  state: InventoryState,
+  rows: readonly SnapshotRow[],
+  at: number,
+  flags: SnapshotFlags,
+): Promise<Array<{ sku: string; entries: Record<string, PendingEntry> }>> {
+  const unversioned = rows.filter(({ cursor }) => cursorToVersion(cursor) === null).map(({ sku }) => sku);
+  const applied = await state.appliedVersions(unversioned);
+  return rows.map(({ source, cursor, sku, values, fields }) => {
+    const version = cursorToVersion(cursor);
+    const entries: Record<string, PendingEntry> = {};
+    for (const field of fields) {
+      entries[field] = {
+        value: values[field],
+        version: version ?? applied.get(sku)?.get(field) ?? 0,
+        at,
+        source,
+        observedAt: at,
+        ...(cursor === null ? {} : { cursor }),
+        ...(isTimestampCursor(cursor) && version !== null ? { changedAt: version } : {}),
+        ...flags,
+      };
+    }
+    return { sku, entries };
+  });
+}
