@@ -2,8 +2,8 @@
 import { createPool, type Pool, type PoolConnection } from 'mysql2';
 
 import { toPositional } from './named-params.js';
-import type { DriverSettings, SqlClient } from './sql-client.js';
 import { sqlError } from './sql-errors.js';
+import type { DriverSettings, SqlClient } from './sql-types.js';
 
 /** The one mysql2 call used, declared narrowly (its overloads do not type a values array well). */
 interface Queryable {

@@ -2,8 +2,8 @@
 import pg from 'pg';
 
 import { toPositional } from './named-params.js';
-import type { DriverSettings, SqlClient } from './sql-client.js';
 import { sqlError } from './sql-errors.js';
+import type { DriverSettings, SqlClient } from './sql-types.js';
 
 type Queryable = pg.Pool | pg.PoolClient;
 
