@@ -150,6 +150,22 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** SKUs the mass guard holds per source: gone from the snapshot, not zeroed until a person confirms. */
+  readonly vanishedHeld = new Gauge({
+    name: `${PREFIX}vanished_held`,
+    help: 'SKUs gone from a source snapshot that the mass guard holds for confirmation, by source.',
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+  });
+
+  /** SKUs that vanished from a source (absent from its snapshot, or named by its deletions query). */
+  readonly vanished = new Counter({
+    name: `${PREFIX}vanished_total`,
+    help: 'SKUs that vanished from an ERP source, by source and reason (absent, deleted).',
+    labelNames: ['source', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   /** Functions that refresh gauges read from elsewhere (queue depth from Redis) right before a scrape. */
   readonly #collectors = new Set<() => Promise<void>>();
 

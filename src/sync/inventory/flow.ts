@@ -12,10 +12,11 @@ import { DeliveredWindow } from '../delivered-window.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
 import { onePollAtATime, type PolledSource, polledSource, pollRuns, type StartedFlow, startFlow } from '../lifecycle.js';
 import { historyOf, type PollHistory } from '../poll-source.js';
+import { deletionsOf, diffRuns, runDiff } from './diff-runs.js';
 import { pollSource } from './producer.js';
 import { type ReconcileOptions, reconcileWith } from './reconcile.js';
 import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
-import type { InventoryEvents, PollReport, ReconcileReport } from './types.js';
+import type { DiffReport, InventoryEvents, PollReport, ReconcileReport } from './types.js';
 import { createInventoryWorker } from './worker.js';
 
 /** A running inventory flow. */
@@ -27,6 +28,8 @@ export interface InventoryFlow extends Flow {
   readonly ticks?: StartedFlow<InventoryRuntime>['ticks'];
   /** Polls one source now (as its cron tick would), on this instance. */
   poll(source: string): Promise<PollReport>;
+  /** Runs the snapshot diff of one source now (as its `diff.schedule` would), on this instance. */
+  diff(source: string): Promise<DiffReport>;
   /** Runs a reconcile now with this instance's sources (none in the worker role: use `runReconcile`). */
   reconcile(options?: ReconcileOptions): Promise<ReconcileReport>;
 }
@@ -51,8 +54,14 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
   const serial = onePollAtATime();
   const pollWith = (rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>) => (name: string): Promise<PollReport> => {
     const { source, limit, initialCursor } = polledSource('inventory', sources, name);
-    return serial(name, () => pollSource(rt, source, { limit, initialCursor, window: windowOf(name), history: historyOf(histories, name) }));
+    return serial(name, async () => {
+      const report = await pollSource(rt, source, { limit, initialCursor, window: windowOf(name), history: historyOf(histories, name) });
+      await deletionsOf(rt, sources, name);
+      return report;
+    });
   };
+  const diffWith = (rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>) => (name: string, signal?: AbortSignal): Promise<DiffReport> =>
+    serial(name, () => runDiff(rt, sources, name, signal));
   const reconcileWithSources = (rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>) => (options: ReconcileOptions = {}) =>
     reconcileWith(rt, [...sources.values()].map((entry) => entry.source), options);
   const flow = await startFlow<InventoryRuntime>({
@@ -69,6 +78,7 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
         rt.logger.error({ source, err: error }, 'inventory poll failed; its cursor did not move');
         events.emit('inventory:poll:failed', { source, error });
       });
+      runs.push(...diffRuns(rt, sources, diffWith(rt, sources)));
       const reconcileSchedule = config.inventory.reconcile.schedule;
       if (reconcileSchedule === null) return runs;
       return [
@@ -96,6 +106,7 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
     workers: flow.workers,
     ...(flow.ticks ? { ticks: flow.ticks } : {}),
     poll: pollWith(flow.rt, flow.sources),
+    diff: diffWith(flow.rt, flow.sources),
     reconcile: reconcileWithSources(flow.rt, flow.sources),
     close: flow.close,
   };

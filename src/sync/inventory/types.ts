@@ -123,6 +123,27 @@ export interface OrphanReport {
   held: number;
 }
 
+/** What one snapshot diff of one source found and did. */
+export interface DiffReport {
+  source: string;
+  /** Snapshot rows read, valid and refused. */
+  read: number;
+  /** SKUs in the source's previous complete snapshot (0 on a first diff). */
+  previous: number;
+  /** SKUs whose values changed since the previous complete snapshot (every SKU on a first diff). */
+  changed: number;
+  /** Of those, SKUs queued (a SKU a deletion still holds back is not). */
+  queued: number;
+  /** SKUs that vanished by this diff (their action applied). */
+  vanished: number;
+  /** SKUs the mass guard holds instead (nothing written for them). */
+  held: number;
+  /** Rows refused (not coerced, or breaking the store's rules): their SKUs are kept as they were. */
+  refused: number;
+  /** SKUs named by the deletions query since the last read. */
+  deleted: number;
+}
+
 /** Lifecycle events of the inventory flow. */
 export interface InventoryEvents extends Record<string, unknown> {
   'inventory:poll:done': PollReport;
@@ -130,4 +151,8 @@ export interface InventoryEvents extends Record<string, unknown> {
   'inventory:job:done': { sku: string; outcome: JobOutcome; fields: string[]; reason?: string };
   'inventory:reconcile:done': ReconcileReport;
   'inventory:reconcile:failed': { error: Error };
+  'inventory:diff:done': DiffReport;
+  'inventory:diff:failed': { source: string; error: Error };
+  /** Held SKUs a person confirmed: their action is applied. */
+  'inventory:vanished:confirmed': { source: string; skus: number };
 }

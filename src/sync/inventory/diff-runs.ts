@@ -1,0 +1,73 @@
+/**
+ * How the inventory flow runs the snapshot diff of its sources: on each source's `diff.schedule`
+ * (`inventory:diff:{source}`), one run at a time per source beside its polls, with the source's
+ * deletions read first. One info line per diff that moved something; the report is emitted as
+ * `inventory:diff:done`.
+ */
+import { vanishedOptions } from '../../config/schema.js';
+import type { ScheduledRun } from '../../queue/schedule.js';
+import { type PolledSource, polledSource } from '../lifecycle.js';
+import { pollDeletions } from './deletions.js';
+import type { InventoryRuntime } from './runtime.js';
+import { diffSource } from './snapshot-diff.js';
+import type { DiffReport } from './types.js';
+
+/** The other enabled inventory sources than `name`. */
+function otherSources(rt: InventoryRuntime, name: string): string[] {
+  return rt.config.inventory.sources.filter((source) => source.enabled && source.name !== name).map((source) => source.name);
+}
+
+function sourceConfig(rt: InventoryRuntime, name: string) {
+  const config = rt.config.inventory.sources.find((source) => source.name === name);
+  if (!config) throw new Error(`inventory source "${name}" is not configured`);
+  return config;
+}
+
+/** Reads the deletions of polled source `name` (none without a deletions query); returns how many SKUs they vanished. */
+export async function deletionsOf(rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>, name: string): Promise<number> {
+  const { source, limit, initialCursor } = polledSource('inventory', sources, name);
+  if (!source.readDeletions) return 0;
+  return pollDeletions(rt, source, { action: vanishedOptions(sourceConfig(rt, name)).action, limit, initialCursor, otherSources: otherSources(rt, name) });
+}
+
+/** Diffs polled source `name` now (its deletions first); see snapshot-diff.ts. */
+export async function runDiff(rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>, name: string, signal?: AbortSignal): Promise<DiffReport> {
+  const { source } = polledSource('inventory', sources, name);
+  const deleted = await deletionsOf(rt, sources, name);
+  const report = await diffSource(rt, source, {
+    vanished: vanishedOptions(sourceConfig(rt, name)),
+    otherSources: otherSources(rt, name),
+    ...(signal ? { signal } : {}),
+  });
+  report.deleted = deleted;
+  rt.metrics.erpRecordsRead.inc({ source: name }, report.read);
+  rt.metrics.markSuccess('inventory', rt.now());
+  const moved = report.queued + report.vanished + report.held + report.deleted > 0;
+  if (moved) rt.logger.info({ ...report }, `snapshot diff of ${name}: ${report.changed} changed, ${report.queued} queued, ${report.vanished} vanished, ${report.held} held`);
+  else rt.logger.debug({ ...report }, 'snapshot diff done');
+  rt.events.emit('inventory:diff:done', report);
+  return report;
+}
+
+/** One scheduled diff per source with a `diff`, named `inventory:diff:{source}`. */
+export function diffRuns(rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>, diff: (name: string, signal: AbortSignal) => Promise<DiffReport>): ScheduledRun[] {
+  return [...sources.keys()].flatMap((name) => {
+    const schedule = sourceConfig(rt, name).diff?.schedule;
+    if (schedule === undefined) return [];
+    return [
+      {
+        name: `inventory:diff:${name}`,
+        expression: schedule,
+        run: (signal: AbortSignal) =>
+          diff(name, signal).then(
+            () => undefined,
+            (error: Error) => {
+              if (signal.aborted) return;
+              rt.logger.error({ source: name, err: error }, 'inventory snapshot diff failed; no fingerprint changed');
+              rt.events.emit('inventory:diff:failed', { source: name, error });
+            },
+          ),
+      },
+    ];
+  });
+}
