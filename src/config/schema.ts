@@ -18,6 +18,23 @@ const sqlIdentifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'letters
 /** Store fields an ERP column may be mapped to (matched case-insensitively). */
 const fieldMapping = z.record(z.string(), z.string()).default({});
 
+/** An IANA time zone Intl knows (`Europe/Madrid`), or `UTC`. */
+const timeZone = z.string().refine((zone) => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}, 'an IANA time zone such as "Europe/Madrid", or "UTC"');
+
+/**
+ * What a Stock that is not a whole number (5.5 kg) becomes: `floor` (never publish more than there is),
+ * `round`, or `reject` (the Stock field alone is refused; the rest of the row flows). Optional in the
+ * type (literal configs in code need not name it); unset means `floor`.
+ */
+const stockRounding = z.enum(['floor', 'round', 'reject']).optional();
+
 const sourceBase = {
   /** Unique name; it keys the cursor in Redis and labels metrics. */
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, "_", "." or "-"'),
@@ -29,6 +46,8 @@ const sourceBase = {
   limit: positiveInt.default(1000),
   /** Maps source columns to store fields, for columns whose names differ. */
   mapping: fieldMapping,
+  /** What a fractional Stock (5.5 kg) becomes; the rest of the row flows either way. @defaultValue 'floor' */
+  stockRounding,
 };
 
 /** The cursor overlap: polls re-read this much before the last cursor, so late commits are not missed. */
@@ -45,6 +64,11 @@ export const sqlSourceSchema = z.object({
   /** Cursor value before the first poll (null: from the beginning). */
   initialCursor: z.union([z.string(), z.number()]).nullable().default(null),
   overlapMs,
+  /**
+   * The zone of timestamp columns without one (DATETIME, timestamp without time zone), whatever the
+   * process's TZ. Optional in the type; unset means `UTC`.
+   */
+  timeZone: timeZone.optional(),
 });
 
 export const csvSourceSchema = z.object({
@@ -83,6 +107,8 @@ export const httpSourceSchema = z.object({
   timeoutMs: positiveInt.default(30_000),
   initialCursor: z.union([z.string(), z.number()]).nullable().default(null),
   overlapMs,
+  /** Query parameter carrying the last record's key when a poll continues (paging rows that share a cursor); unset: none. */
+  afterKeyParam: z.string().min(1).optional(),
 });
 
 export const sourceSchema = z.discriminatedUnion('kind', [sqlSourceSchema, csvSourceSchema, httpSourceSchema]);
