@@ -42,6 +42,23 @@ function snapshotDiffOptions() {
   };
 }
 
+/** An IANA time zone Intl knows (`Europe/Madrid`), or `UTC`. */
+const timeZone = z.string().refine((zone) => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}, 'an IANA time zone such as "Europe/Madrid", or "UTC"');
+
+/**
+ * What a Stock that is not a whole number (5.5 kg) becomes: `floor` (never publish more than there is),
+ * `round`, or `reject` (the Stock field alone is refused; the rest of the row flows). Optional in the
+ * type (literal configs in code need not name it); unset means `floor`.
+ */
+const stockRounding = z.enum(['floor', 'round', 'reject']).optional();
+
 const sourceBase = {
   /** Unique name; it keys the cursor in Redis and labels metrics. */
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, "_", "." or "-"'),
@@ -57,6 +74,8 @@ const sourceBase = {
   /** Maps source columns to store fields, for columns whose names differ. */
   mapping: fieldMapping,
   ...snapshotDiffOptions(),
+  /** What a fractional Stock (5.5 kg) becomes; the rest of the row flows either way. @defaultValue 'floor' */
+  stockRounding,
 };
 
 /** The cursor overlap: polls re-read this much before the last cursor, so late commits are not missed. */
@@ -81,6 +100,11 @@ export const sqlSourceSchema = z.object({
   /** Cursor value before the first poll (null: from the beginning). */
   initialCursor: z.union([z.string(), z.number()]).nullable().default(null),
   overlapMs,
+  /**
+   * The zone of timestamp columns without one (DATETIME, timestamp without time zone), whatever the
+   * process's TZ. Optional in the type; unset means `UTC`.
+   */
+  timeZone: timeZone.optional(),
 });
 
 export const csvSourceSchema = z.object({
@@ -119,6 +143,8 @@ export const httpSourceSchema = z.object({
   timeoutMs: positiveInt.default(30_000),
   initialCursor: z.union([z.string(), z.number()]).nullable().default(null),
   overlapMs,
+  /** Query parameter carrying the last record's key when a poll continues (paging rows that share a cursor); unset: none. */
+  afterKeyParam: z.string().min(1).optional(),
 });
 
 export const sourceSchema = z.discriminatedUnion('kind', [sqlSourceSchema, csvSourceSchema, httpSourceSchema]);

@@ -150,6 +150,24 @@ function coerce(spec: FieldSpec, value: unknown, decimalComma: boolean): unknown
 }
 
 /**
+ * The raw value of a row's key (the catalogue's first required field), found as `normalizeRecord` finds
+ * it (a mapped column wins over a same-named one), without coercing the row: what a source pages by.
+ */
+export function rawKeyOf(raw: Readonly<Record<string, unknown>>, catalog: FieldCatalog, mapping: Readonly<Record<string, string>>): unknown {
+  const plan = planFor(catalog, mapping);
+  const key = plan.required[0];
+  if (key === undefined) return undefined;
+  let value: unknown;
+  for (const column of Object.keys(raw)) {
+    const lower = column.toLowerCase();
+    const mapped = plan.byMapping.get(lower);
+    if (mapped === key) return raw[column];
+    if (mapped === undefined && plan.byField.get(lower) === key) value = raw[column];
+  }
+  return value;
+}
+
+/**
  * Renames a raw row's columns to catalogue fields (case-insensitively, or through `mapping`) and
  * coerces each value. Unknown columns are ignored, blank values are left out (only present fields are
  * carried), and a value that cannot be coerced or a missing required field rejects the row.

@@ -3,7 +3,10 @@
  * (the cursor parameter is left out on the first poll). The answer is JSON; the records are the array at
  * `recordsPath`, each with a `cursor` property (or one mapped to `cursor`). The endpoint must return
  * records with cursor >= the one asked for, in cursor order; timestamp cursors are sent as ISO strings in
- * UTC, moved back by `overlapMs`. Header values are secrets: registered, and never in messages.
+ * UTC, moved back by `overlapMs`. With `afterKeyParam`, a read that continues a poll also sends the last
+ * record's key, and the endpoint must then return the records with (cursor, key) after (cursor, that
+ * key), in that order: rows sharing one cursor are paged (polling.ts). Header values are secrets:
+ * registered, and never in messages.
  */
 import { Agent, request } from 'undici';
 
@@ -12,7 +15,7 @@ import { ErpError, type ErpErrorCode } from '../errors.js';
 import { redactText, registerSecret } from '../secrets.js';
 import { bodyExcerpt } from '../store/errors.js';
 import { toCursor } from './cursor.js';
-import { pollChanges, pollSettingsFor } from './polling.js';
+import { pollChanges, pollSettingsFor, type ReadPage } from './polling.js';
 import type { SourceDeps } from './source-deps.js';
 import type { ChangeSource, Cursor, ReadOptions } from './types.js';
 
@@ -20,6 +23,10 @@ import type { ChangeSource, Cursor, ReadOptions } from './types.js';
 const FIRST_POLL_HINT =
   'the endpoint probably needs the cursor parameter, which the first poll leaves out: make it answer from the start ' +
   'when the parameter is absent, or set the source\'s initialCursor; `storesync sources test` shows what it answers';
+
+/** What an HTTP source without a tiebreak should do about a tie group it cannot get past. */
+const TIEBREAK_HINT =
+  "set the source's afterKeyParam and have the endpoint return, when it is given, the records with (cursor, key) after (cursor, afterKey)";
 
 /** The array at a dotted path (`data.items`; `''` is the body itself), or undefined. */
 export function recordsAt(body: unknown, path: string): unknown {
@@ -51,14 +58,16 @@ export function createHttpSource(config: HttpSourceConfig, deps: SourceDeps): Ch
     headersTimeout: config.timeoutMs,
     bodyTimeout: config.timeoutMs,
   });
-  const settings = pollSettingsFor(config, deps, 'record', FIRST_POLL_HINT);
+  const afterKeyParam = config.afterKeyParam;
+  const settings = pollSettingsFor(config, deps, 'record', FIRST_POLL_HINT, { pagesByKey: afterKeyParam !== undefined, hint: TIEBREAK_HINT });
   const initialCursor = toCursor(config.initialCursor);
   const fail = (code: ErpErrorCode, message: string, retryable: boolean, cause?: unknown) =>
     new ErpError(config.name, redactText(message), { code, retryable, cause });
 
-  async function fetchRecords(start: Date | number | string | null, limit: number): Promise<Record<string, unknown>[]> {
+  async function fetchRecords(start: Date | number | string | null, limit: number, page: ReadPage): Promise<Record<string, unknown>[]> {
     const url = new URL(config.url);
     if (start !== null) url.searchParams.set(config.cursorParam, start instanceof Date ? start.toISOString() : String(start));
+    if (afterKeyParam !== undefined && page.afterKey !== null) url.searchParams.set(afterKeyParam, String(page.afterKey));
     url.searchParams.set(config.limitParam, String(limit));
     const shown = `GET ${url.origin}${url.pathname}`;
     let status: number;

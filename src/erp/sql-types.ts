@@ -30,6 +30,11 @@ export interface SqlClientOptions {
   name?: string;
   /** Time allowed to open a connection. @defaultValue 10000 */
   connectTimeoutMs?: number;
+  /**
+   * The zone of timestamps without one (`DATETIME`, `timestamp without time zone`): they are read as that
+   * zone's wall clock, and Dates are bound as it, whatever the process's `TZ`. @defaultValue 'UTC'
+   */
+  timeZone?: string;
 }
 
 /** Pool settings `openSql` resolves for the driver modules. */
@@ -37,4 +42,5 @@ export interface DriverSettings {
   max: number;
   name: string;
   connectTimeoutMs: number;
+  timeZone: string;
 }

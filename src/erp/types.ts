@@ -43,6 +43,11 @@ export interface ChangeBatch {
    * may still lie inside the overlap window, behind `nextCursor`. Absent: continue from `nextCursor`.
    */
   resumeFrom?: Cursor;
+  /**
+   * The raw key of the batch's last keyed row, at `resumeFrom`, for a source that pages by key (see
+   * polling.ts): the next read of the same poll passes it as `ReadOptions.afterKey`.
+   */
+  resumeKey?: string | number;
   /** Opaque, JSON-serialisable state `commit` needs (the CSV source lists its files here). */
   handle?: unknown;
   /** Rows read but left out because `ReadOptions.known` recognised them (they count as read). */
@@ -70,6 +75,11 @@ export interface ReadOptions {
   previousPollAt?: number;
   /** Rows already delivered: left out of the batch (see `KnownRows`); polled sources (SQL, HTTP) use it. */
   known?: KnownRows;
+  /**
+   * With `overlap: false`, the previous batch's `resumeKey`: read rows with (cursor, key) after
+   * (`cursor`, this key) instead of cursor >= `cursor` (sources that page by key; others ignore it).
+   */
+  afterKey?: string | number;
 }
 
 /** Options of a `snapshot` read. */
