@@ -25,13 +25,14 @@ export interface StoreTruth {
 }
 
 /**
- * The sellable stock per SKU (quantity − reserved over internal locations, floored, never below 0),
+ * The sellable stock per SKU (quantity − reserved over internal locations, never below 0; a fraction is
+ * left to the source's `stockRounding`),
  * the template's list price, the newest write of the product, its template or its quants as the cursor;
  * active products only. `cursorFilter` is the HAVING clause of a changes query (none for the snapshot).
  */
 function odooStockQuery(schema: string, cursorFilter: string): string {
   return `SELECT p.default_code AS code,
-       GREATEST(0, FLOOR(COALESCE(SUM(q.quantity - q.reserved_quantity) FILTER (WHERE l.usage = 'internal'), 0))) AS stock,
+       GREATEST(0, COALESCE(SUM(q.quantity - q.reserved_quantity) FILTER (WHERE l.usage = 'internal'), 0)) AS stock,
        t.list_price AS price,
        GREATEST(p.write_date, t.write_date, MAX(q.write_date)) AS cursor
   FROM ${schema}.product_product p
@@ -42,12 +43,17 @@ function odooStockQuery(schema: string, cursorFilter: string): string {
  GROUP BY p.id, p.default_code, p.write_date, t.list_price, t.write_date${cursorFilter}`;
 }
 
-/** The changes query of an Odoo source: rows whose newest write is at or after the cursor (inclusive: the overlap re-reads). */
+/**
+ * The changes query of an Odoo source: rows whose newest write comes after the cursor, paged on
+ * (cursor, SKU) with `:afterKey` (the PostgreSQL idiom of README, "SQL sources"), so that any number of
+ * products sharing one write_date (an import) page through.
+ */
 export function odooSourceChanges(schema: string): string {
   return `${odooStockQuery(
     schema,
     `
-HAVING CAST(:cursor AS timestamp) IS NULL OR GREATEST(p.write_date, t.write_date, MAX(q.write_date)) >= CAST(:cursor AS timestamp)`,
+HAVING CAST(:cursor AS timestamp) IS NULL
+    OR (GREATEST(p.write_date, t.write_date, MAX(q.write_date)), p.default_code) > (CAST(:cursor AS timestamp), COALESCE(CAST(:afterKey AS varchar), ''))`,
   )}
  ORDER BY cursor, code
  LIMIT :limit`;

@@ -5,7 +5,7 @@
  */
 import type { Simulator } from '../../src/simulator/index.js';
 import { type InventoryFlow, type ReconcileOptions, startInventoryFlow } from '../../src/sync/inventory/index.js';
-import type { PollReport, ReconcileReport } from '../../src/sync/inventory/types.js';
+import type { DiffReport, PollReport, ReconcileReport } from '../../src/sync/inventory/types.js';
 import { waitFor } from '../../src/wait-for.js';
 import type { Harness } from '../sync/inventory/harness.js';
 
@@ -23,6 +23,8 @@ export interface Scenario {
   flow: InventoryFlow;
   /** Polls a source's changes and waits until the store has taken every job. */
   poll(source: string): Promise<PollReport>;
+  /** Runs a source's snapshot diff and waits until the store has taken every job. */
+  diff(source: string): Promise<DiffReport>;
   /** Runs a full reconcile and waits until the store has taken every job. */
   reconcile(options?: ReconcileOptions): Promise<ReconcileReport>;
   /** Waits until the inventory queue has nothing waiting, running or delayed. */
@@ -48,6 +50,11 @@ export async function startScenario(h: Harness, config: Record<string, unknown>)
     settle,
     async poll(source) {
       const report = await flow.poll(source);
+      await settle();
+      return report;
+    },
+    async diff(source) {
+      const report = await flow.diff(source);
       await settle();
       return report;
     },

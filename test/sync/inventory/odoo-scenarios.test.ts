@@ -29,7 +29,16 @@ let scenario: Scenario;
 
 /** The Odoo source as the README configures it; `snapshot` overridable to break it. */
 function odooSource(overrides: Record<string, unknown> = {}) {
-  return { name: 'odoo', kind: 'sql', url: PG_URL, schedule: NEVER, changes: odooSourceChanges(odoo.schema), snapshot: odooSourceSnapshot(odoo.schema), ...overrides };
+  return {
+    name: 'odoo',
+    kind: 'sql',
+    url: PG_URL,
+    schedule: NEVER,
+    changes: odooSourceChanges(odoo.schema),
+    snapshot: odooSourceSnapshot(odoo.schema),
+    diff: { schedule: NEVER },
+    ...overrides,
+  };
 }
 
 async function start(source = odooSource()): Promise<void> {
@@ -66,6 +75,7 @@ describe('Odoo (PostgreSQL) end to end', () => {
   it('catches a write committed late, stamped with its transaction start, through the overlap', async () => {
     await start();
     await scenario.poll('odoo');
+    expect(h.sim.state.items.get('OD-002')?.item.Stock).toBe(11 - 1 + 2);
     // A long request begins (write_date = its start), another commits a later change first.
     const session = await odoo.session(PG_URL);
     try {
@@ -130,21 +140,43 @@ describe('Odoo (PostgreSQL) end to end', () => {
     expect(await mismatches()).toEqual([]);
   });
 
+  it('catches by the snapshot diff alone an old transaction, a raw-SQL quantity, a deleted quant and an archived product', async () => {
+    await start();
+    await scenario.poll('odoo');
+    expect(await scenario.diff('odoo')).toMatchObject({ previous: 0, changed: CODES.length, vanished: 0 });
+    await odoo.ormSetQuantity('OD-003', ODOO_STOCK, 40);
+    await scenario.poll('odoo');
+    await odoo.ormSetQuantity('OD-004', ODOO_STOCK, 1, { writeDate: OdooErp.naiveUtc(Date.now() - 10 * 60_000) });
+    await odoo.rawSetQuantity('OD-005', ODOO_STOCK, 77);
+    await odoo.rawDeleteQuants('OD-006', ODOO_SHELF);
+    await odoo.archive('OD-009');
+    expect((await scenario.poll('odoo')).queued).toBe(0);
+    expect(await mismatches()).toHaveLength(4);
+
+    // OD-003 changed since the previous snapshot too (the poll already sent it: change detection skips it).
+    expect(await scenario.diff('odoo')).toMatchObject({ changed: 4, vanished: 1, held: 0 });
+    expect(await mismatches()).toEqual([]);
+  });
+
   it('holds everything when the snapshot query is broken and returns nothing, the store left as it was', async () => {
+    await start();
+    await scenario.poll('odoo');
+    await scenario.diff('odoo');
+    await scenario.close();
     // A filter gone wrong (say, on a company that does not exist): the query runs and returns no row.
     await start(odooSource({ snapshot: odooSourceSnapshot(odoo.schema).replace('WHERE p.active', 'WHERE p.id < 0 AND p.active') }));
-    await scenario.poll('odoo');
+    expect(await scenario.diff('odoo')).toMatchObject({ read: 0, vanished: 0, held: CODES.length });
     expect(await mismatches()).toEqual([]);
     const report = await scenario.reconcile();
     expect(report).toMatchObject({ erpRecords: 0, onlyOnStore: CODES.length, orphans: { held: CODES.length, queued: 0 }, queued: 0 });
     expect(await mismatches()).toEqual([]);
   });
 
-  it('publishes a bulk load of products created in one transaction (one write_date)', async () => {
-    const bulk: OdooProduct[] = Array.from({ length: 150 }, (_, i) => ({ sku: `BULK-${String(i).padStart(4, '0')}`, price: 5, quants: [{ location: ODOO_STOCK, quantity: i }] }));
+  it('publishes a bulk load of products created in one transaction (one write_date), paged by :afterKey', async () => {
+    const bulk: OdooProduct[] = Array.from({ length: 250 }, (_, i) => ({ sku: `BULK-${String(i).padStart(4, '0')}`, price: 5, quants: [{ location: ODOO_STOCK, quantity: i }] }));
     await odoo.createProducts(bulk);
     h.sim.setItems([...CODES, ...bulk.map((p) => p.sku)].map((Code) => ({ Code, Stock: 0, Price: 1 })));
-    await start();
+    await start(odooSource({ limit: 40 }));
     await scenario.poll('odoo');
     expect(storeMismatches(h.sim, await odoo.truth(), [...CODES, ...bulk.map((p) => p.sku)])).toEqual([]);
   });
