@@ -18,13 +18,14 @@ export const ERPNEXT_PRICE_LIST = 'Standard Selling';
 const WAREHOUSE_LIST = ERPNEXT_WAREHOUSES.map((w) => `'${w}'`).join(', ');
 
 /**
- * Free stock per item over the sold warehouses (floored, never below 0), its selling price, the newest
+ * Free stock per item over the sold warehouses (never below 0; a fraction is left to the source's
+ * `stockRounding`), its selling price, the newest
  * `modified` of its bins, item and price as the cursor; enabled items only. `cursorFilter` is the HAVING
  * clause of a changes query (none for the snapshot).
  */
 function erpnextStockQuery(cursorFilter: string): string {
   return `SELECT b.item_code AS code,
-       GREATEST(0, FLOOR(SUM(b.actual_qty - b.reserved_qty))) AS stock,
+       GREATEST(0, SUM(b.actual_qty - b.reserved_qty)) AS stock,
        p.price_list_rate AS price,
        GREATEST(MAX(b.modified), i.modified, COALESCE(p.modified, i.modified)) AS \`cursor\`
   FROM \`tabBin\` b
@@ -34,9 +35,12 @@ function erpnextStockQuery(cursorFilter: string): string {
  GROUP BY b.item_code, i.modified, p.price_list_rate, p.modified${cursorFilter}`;
 }
 
-/** The changes query of an ERPNext source: items whose newest write is at or after the cursor. */
+/**
+ * The changes query of an ERPNext source: items whose newest write comes after the cursor, paged on
+ * (cursor, item) with `:afterKey` (the MariaDB idiom of README, "SQL sources").
+ */
 export const ERPNEXT_SOURCE_CHANGES = `${erpnextStockQuery(`
-HAVING :cursor IS NULL OR \`cursor\` >= :cursor`)}
+HAVING :cursor IS NULL OR \`cursor\` > :cursor OR (\`cursor\` = :cursor AND code > COALESCE(:afterKey, ''))`)}
  ORDER BY \`cursor\`, code
  LIMIT :limit`;
 

@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { mariaScratch } from '../../erp/databases.js';
-import { ERPNEXT_SOURCE_CHANGES, ERPNEXT_SOURCE_SNAPSHOT, ErpnextErp, type ErpnextItem, localStamp } from '../../erp/erpnext-erp.js';
+import { ERPNEXT_SOURCE_CHANGES, ERPNEXT_SOURCE_DELETIONS, ERPNEXT_SOURCE_SNAPSHOT, ErpnextErp, type ErpnextItem, localStamp } from '../../erp/erpnext-erp.js';
 import { NEVER, type Scenario, startScenario, storeMismatches } from '../../helpers/erp-scenario.js';
 import { createHarness, type Harness } from './harness.js';
 
@@ -30,7 +30,18 @@ let h: Harness;
 let scenario: Scenario;
 
 function erpnextSource(overrides: Record<string, unknown> = {}) {
-  return { name: 'erpnext', kind: 'sql', url: scratch.url, schedule: NEVER, changes: ERPNEXT_SOURCE_CHANGES, snapshot: ERPNEXT_SOURCE_SNAPSHOT, ...overrides };
+  return {
+    name: 'erpnext',
+    kind: 'sql',
+    url: scratch.url,
+    timeZone: ZONE,
+    schedule: NEVER,
+    changes: ERPNEXT_SOURCE_CHANGES,
+    snapshot: ERPNEXT_SOURCE_SNAPSHOT,
+    deletions: ERPNEXT_SOURCE_DELETIONS,
+    diff: { schedule: NEVER },
+    ...overrides,
+  };
 }
 
 async function start(source = erpnextSource()): Promise<void> {
@@ -89,13 +100,41 @@ describe('ERPNext (MariaDB) end to end', () => {
     expect(await mismatches()).toEqual([]);
   });
 
+  it('zeroes a deleted item on the next poll (tabDeleted Document) and a disabled one by the snapshot diff', async () => {
+    await start();
+    await scenario.poll('erpnext');
+    await scenario.diff('erpnext');
+    await erp.deleteItem('EN-007');
+    await erp.disable('EN-006');
+    await scenario.poll('erpnext');
+    expect(await mismatches()).toEqual(['EN-006: Stock 15 on the store, 0 in the ERP']);
+    expect(await scenario.diff('erpnext')).toMatchObject({ vanished: 1, held: 0 });
+    expect(await mismatches()).toEqual([]);
+  });
+
+  it('loses no write of the DST fall-back hour, when local 02:10 comes after 02:30', async () => {
+    // 25 October 2026, Europe/Madrid: 03:00 CEST becomes 02:00 CET (01:00 UTC).
+    for (const table of ['tabItem', 'tabItem Price', 'tabBin']) await scratch.db.query(`UPDATE \`${table}\` SET modified = '2026-10-24 12:00:00.000250'`);
+    erp.clock = () => Date.parse('2026-10-25T00:30:00Z');
+    await start();
+    await scenario.poll('erpnext');
+    await erp.setBin('EN-001', 'Stores - S', '4.000000000');
+    await scenario.poll('erpnext');
+    erp.clock = () => Date.parse('2026-10-25T01:10:00Z');
+    expect(erp.now().startsWith('2026-10-25 02:10:00')).toBe(true);
+    await erp.setBin('EN-002', 'Stores - S', '1.000000000');
+    await scenario.poll('erpnext');
+    expect(await mismatches()).toEqual([]);
+  });
+
   it('zeroes a disabled item and a deleted one by the reconcile', async () => {
     await start();
     await scenario.poll('erpnext');
     await erp.disable('EN-006');
     await erp.deleteItem('EN-007');
     await scenario.poll('erpnext');
-    expect(await mismatches()).toHaveLength(2);
+    // The deletions query zeroed EN-007 already; the reconcile finds both on the store only.
+    expect(await mismatches()).toHaveLength(1);
     const report = await scenario.reconcile();
     expect([...report.onlyOnStoreSample].sort()).toEqual(['EN-006', 'EN-007']);
     expect(await mismatches()).toEqual([]);
