@@ -4,7 +4,7 @@
  * ERPNext writes them (field-lessons.md): every write stamps `modified datetime(6)` with the wall clock
  * of the site's time zone, microseconds included; quantities are `decimal(21,9)`; a deletion leaves a
  * row in `tabDeleted Document`. `truth()` computes what the store should show from the raw rows,
- * independently of the source queries under test.
+ * independently of the source queries under test (those of config/examples/erpnext.yaml).
  */
 import type { SqlClient } from '../../src/erp/sql-client.js';
 import { createErpnextShape } from './erp-shapes.js';
@@ -14,45 +14,6 @@ import type { StoreTruth } from './odoo-erp.js';
 export const ERPNEXT_WAREHOUSES = ['Stores - S', 'Finished Goods - S'] as const;
 /** The selling price list the store shows. */
 export const ERPNEXT_PRICE_LIST = 'Standard Selling';
-
-const WAREHOUSE_LIST = ERPNEXT_WAREHOUSES.map((w) => `'${w}'`).join(', ');
-
-/**
- * Free stock per item over the sold warehouses (never below 0; a fraction is left to the source's
- * `stockRounding`), its selling price, the newest
- * `modified` of its bins, item and price as the cursor; enabled items only. `cursorFilter` is the HAVING
- * clause of a changes query (none for the snapshot).
- */
-function erpnextStockQuery(cursorFilter: string): string {
-  return `SELECT b.item_code AS code,
-       GREATEST(0, SUM(b.actual_qty - b.reserved_qty)) AS stock,
-       p.price_list_rate AS price,
-       GREATEST(MAX(b.modified), i.modified, COALESCE(p.modified, i.modified)) AS \`cursor\`
-  FROM \`tabBin\` b
-  JOIN \`tabItem\` i ON i.name = b.item_code
-  LEFT JOIN \`tabItem Price\` p ON p.item_code = b.item_code AND p.price_list = '${ERPNEXT_PRICE_LIST}'
- WHERE i.disabled = 0 AND b.warehouse IN (${WAREHOUSE_LIST})
- GROUP BY b.item_code, i.modified, p.price_list_rate, p.modified${cursorFilter}`;
-}
-
-/**
- * The changes query of an ERPNext source: items whose newest write comes after the cursor, paged on
- * (cursor, item) with `:afterKey` (the MariaDB idiom of README, "SQL sources").
- */
-export const ERPNEXT_SOURCE_CHANGES = `${erpnextStockQuery(`
-HAVING :cursor IS NULL OR \`cursor\` > :cursor OR (\`cursor\` = :cursor AND code > COALESCE(:afterKey, ''))`)}
- ORDER BY \`cursor\`, code
- LIMIT :limit`;
-
-/** The snapshot query of an ERPNext source: every enabled item's current figures. */
-export const ERPNEXT_SOURCE_SNAPSHOT = erpnextStockQuery('');
-
-/** The deletions query of an ERPNext source: Items deleted at or after the cursor. */
-export const ERPNEXT_SOURCE_DELETIONS = `SELECT deleted_name AS code, modified AS \`cursor\`
-  FROM \`tabDeleted Document\`
- WHERE deleted_doctype = 'Item' AND (:cursor IS NULL OR modified >= :cursor)
- ORDER BY modified, deleted_name
- LIMIT :limit`;
 
 /** The wall clock of `zone` at `ms` as ERPNext writes `modified`: `YYYY-MM-DD hh:mm:ss.ffffff` (µs from `micros`). */
 export function localStamp(ms: number, zone: string, micros = 0): string {

@@ -1,15 +1,10 @@
 /**
  * A legacy ERP's stock table with no change column at all (field-lessons.md): only the current figures,
  * rewritten in place, rows deleted when an article is dropped. Such a table is read by its snapshot
- * and a diff, never by a changes query. PostgreSQL here; the query is plain SQL.
+ * and a diff, never by a changes query (config/examples/no-change-column.yaml). PostgreSQL here.
  */
 import type { SqlClient } from '../../src/erp/sql-client.js';
 import type { StoreTruth } from './odoo-erp.js';
-
-/** The snapshot query of a source on the legacy table. */
-export function legacySourceSnapshot(schema: string): string {
-  return `SELECT codigo AS code, existencia AS stock, precio AS price FROM ${schema}.stock_actual`;
-}
 
 /** The legacy table and the ways its ERP writes it. */
 export class LegacyErp {

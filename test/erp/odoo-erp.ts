@@ -5,7 +5,7 @@
  * (`now() AT TIME ZONE 'UTC'`, `cr.now()`), `_merge_quants` and `_unlink_zero_quants` fold and delete
  * rows by raw SQL without touching it, a DBA's fix changes a quantity with no timestamp, archiving sets
  * `active = false`. `truth()` computes what the store should show from the raw rows, independently of
- * the source queries under test.
+ * the source queries under test (those of config/examples/odoo.yaml).
  */
 import pg from 'pg';
 
@@ -22,46 +22,6 @@ export const ODOO_CUSTOMERS = 9;
 export interface StoreTruth {
   Stock: number;
   Price: number;
-}
-
-/**
- * The sellable stock per SKU (quantity − reserved over internal locations, never below 0; a fraction is
- * left to the source's `stockRounding`),
- * the template's list price, the newest write of the product, its template or its quants as the cursor;
- * active products only. `cursorFilter` is the HAVING clause of a changes query (none for the snapshot).
- */
-function odooStockQuery(schema: string, cursorFilter: string): string {
-  return `SELECT p.default_code AS code,
-       GREATEST(0, COALESCE(SUM(q.quantity - q.reserved_quantity) FILTER (WHERE l.usage = 'internal'), 0)) AS stock,
-       t.list_price AS price,
-       GREATEST(p.write_date, t.write_date, MAX(q.write_date)) AS cursor
-  FROM ${schema}.product_product p
-  JOIN ${schema}.product_template t ON t.id = p.product_tmpl_id
-  LEFT JOIN ${schema}.stock_quant q ON q.product_id = p.id
-  LEFT JOIN ${schema}.stock_location l ON l.id = q.location_id
- WHERE p.active AND t.active AND p.default_code IS NOT NULL
- GROUP BY p.id, p.default_code, p.write_date, t.list_price, t.write_date${cursorFilter}`;
-}
-
-/**
- * The changes query of an Odoo source: rows whose newest write comes after the cursor, paged on
- * (cursor, SKU) with `:afterKey` (the PostgreSQL idiom of README, "SQL sources"), so that any number of
- * products sharing one write_date (an import) page through.
- */
-export function odooSourceChanges(schema: string): string {
-  return `${odooStockQuery(
-    schema,
-    `
-HAVING CAST(:cursor AS timestamp) IS NULL
-    OR (GREATEST(p.write_date, t.write_date, MAX(q.write_date)), p.default_code) > (CAST(:cursor AS timestamp), COALESCE(CAST(:afterKey AS varchar), ''))`,
-  )}
- ORDER BY cursor, code
- LIMIT :limit`;
-}
-
-/** The snapshot query of an Odoo source: every active product's current figures. */
-export function odooSourceSnapshot(schema: string): string {
-  return odooStockQuery(schema, '');
 }
 
 /** A product to create: its SKU, list price, and quants per location. */

@@ -7,7 +7,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { mariaScratch } from '../../erp/databases.js';
-import { ERPNEXT_SOURCE_CHANGES, ERPNEXT_SOURCE_DELETIONS, ERPNEXT_SOURCE_SNAPSHOT, ErpnextErp, type ErpnextItem, localStamp } from '../../erp/erpnext-erp.js';
+import { ErpnextErp, type ErpnextItem, localStamp } from '../../erp/erpnext-erp.js';
+import { exampleSqlSource } from '../../erp/example-sources.js';
 import { NEVER, type Scenario, startScenario, storeMismatches } from '../../helpers/erp-scenario.js';
 import { createHarness, type Harness } from './harness.js';
 
@@ -29,19 +30,10 @@ let erp: ErpnextErp;
 let h: Harness;
 let scenario: Scenario;
 
+/** The source of config/examples/erpnext.yaml on the scratch database, polled and diffed by hand. */
+const ERPNEXT = exampleSqlSource('erpnext.yaml');
 function erpnextSource(overrides: Record<string, unknown> = {}) {
-  return {
-    name: 'erpnext',
-    kind: 'sql',
-    url: scratch.url,
-    timeZone: ZONE,
-    schedule: NEVER,
-    changes: ERPNEXT_SOURCE_CHANGES,
-    snapshot: ERPNEXT_SOURCE_SNAPSHOT,
-    deletions: ERPNEXT_SOURCE_DELETIONS,
-    diff: { schedule: NEVER },
-    ...overrides,
-  };
+  return { ...ERPNEXT, url: scratch.url, schedule: NEVER, diff: { schedule: NEVER }, ...overrides };
 }
 
 async function start(source = erpnextSource()): Promise<void> {
@@ -142,7 +134,7 @@ describe('ERPNext (MariaDB) end to end', () => {
 
   it('holds everything when the snapshot query is broken and returns nothing', async () => {
     // A warehouse renamed in ERPNext and not in the query: it runs and returns no row.
-    await start(erpnextSource({ snapshot: ERPNEXT_SOURCE_SNAPSHOT.replace("'Stores - S', 'Finished Goods - S'", "'Stores - OLD'") }));
+    await start(erpnextSource({ snapshot: ERPNEXT.snapshot!.replace("'Stores - S', 'Finished Goods - S'", "'Stores - OLD'") }));
     await scenario.poll('erpnext');
     const report = await scenario.reconcile();
     expect(report).toMatchObject({ erpRecords: 0, orphans: { held: CODES.length, queued: 0 } });

@@ -6,8 +6,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { PG_URL, pgScratch } from '../../erp/databases.js';
-import { LegacyErp, legacySourceSnapshot } from '../../erp/legacy-erp.js';
+import { pgScratch } from '../../erp/databases.js';
+import { exampleSqlSource, pgUrlIn } from '../../erp/example-sources.js';
+import { LegacyErp } from '../../erp/legacy-erp.js';
 import { NEVER, type Scenario, startScenario, storeMismatches } from '../../helpers/erp-scenario.js';
 import { createHarness, type Harness } from './harness.js';
 
@@ -19,7 +20,8 @@ let h: Harness;
 let scenario: Scenario;
 
 async function start(): Promise<void> {
-  const source = { name: 'legacy', kind: 'sql', url: PG_URL, snapshot: legacySourceSnapshot(legacy.schema), diff: { schedule: NEVER } };
+  // The source of config/examples/no-change-column.yaml on the scratch schema, diffed by hand.
+  const source = { ...exampleSqlSource('no-change-column.yaml'), url: pgUrlIn(legacy.schema), diff: { schedule: NEVER } };
   scenario = await startScenario(h, { inventory: { sources: [source] } });
 }
 

@@ -6,7 +6,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { PG_URL, pgScratch } from '../../erp/databases.js';
-import { ODOO_CUSTOMERS, ODOO_SHELF, ODOO_STOCK, OdooErp, type OdooProduct, odooSourceChanges, odooSourceSnapshot } from '../../erp/odoo-erp.js';
+import { exampleSqlSource, pgUrlIn } from '../../erp/example-sources.js';
+import { ODOO_CUSTOMERS, ODOO_SHELF, ODOO_STOCK, OdooErp, type OdooProduct } from '../../erp/odoo-erp.js';
 import { NEVER, type Scenario, startScenario, storeMismatches } from '../../helpers/erp-scenario.js';
 import { createHarness, type Harness } from './harness.js';
 
@@ -27,18 +28,10 @@ let odoo: OdooErp;
 let h: Harness;
 let scenario: Scenario;
 
-/** The Odoo source as the README configures it; `snapshot` overridable to break it. */
+/** The source of config/examples/odoo.yaml on the scratch schema, polled and diffed by hand. */
+const ODOO = exampleSqlSource('odoo.yaml');
 function odooSource(overrides: Record<string, unknown> = {}) {
-  return {
-    name: 'odoo',
-    kind: 'sql',
-    url: PG_URL,
-    schedule: NEVER,
-    changes: odooSourceChanges(odoo.schema),
-    snapshot: odooSourceSnapshot(odoo.schema),
-    diff: { schedule: NEVER },
-    ...overrides,
-  };
+  return { ...ODOO, url: pgUrlIn(odoo.schema), schedule: NEVER, diff: { schedule: NEVER }, ...overrides };
 }
 
 async function start(source = odooSource()): Promise<void> {
@@ -164,7 +157,7 @@ describe('Odoo (PostgreSQL) end to end', () => {
     await scenario.diff('odoo');
     await scenario.close();
     // A filter gone wrong (say, on a company that does not exist): the query runs and returns no row.
-    await start(odooSource({ snapshot: odooSourceSnapshot(odoo.schema).replace('WHERE p.active', 'WHERE p.id < 0 AND p.active') }));
+    await start(odooSource({ snapshot: ODOO.snapshot!.replace('WHERE p.active', 'WHERE p.id < 0 AND p.active') }));
     expect(await scenario.diff('odoo')).toMatchObject({ read: 0, vanished: 0, held: CODES.length });
     expect(await mismatches()).toEqual([]);
     const report = await scenario.reconcile();
