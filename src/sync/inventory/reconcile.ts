@@ -26,7 +26,7 @@ import { validateInventoryUpdate } from '../../store/validation.js';
 import type { FlowDeps } from '../flow.js';
 import { sameValue } from './compare.js';
 import { enqueueSkus, PRIORITY } from './enqueue.js';
-import { ErpSnapshot } from './erp-snapshot.js';
+import { ErpSnapshot, refusedRows } from './erp-snapshot.js';
 import { LOCAL_FIELDS, localFieldIssues, publishedStock, SAFETY_FIELD, safetyStockOf, storeFields } from './published-stock.js';
 import type { SkuReservations } from './reservations.js';
 import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
@@ -244,6 +244,9 @@ async function readErp(
   for (const source of sources) {
     for await (const chunk of source.snapshot!()) {
       options.signal?.throwIfAborted();
+      const refusedWhole = refusedRows(chunk, skuFilter);
+      report.erpRecords += refusedWhole;
+      report.rejected += refusedWhole;
       for (const record of chunk) {
         const sku = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
         if (sku === undefined || (skuFilter && !skuFilter.has(sku))) continue;
@@ -252,6 +255,8 @@ async function readErp(
           report.rejected++;
           continue;
         }
+        // Some fields refused (a fractional Stock under stockRounding: reject): counted, the others compared.
+        if (record.refused) report.rejected++;
         const siteId = record.fields.SiteId;
         if (typeof siteId === 'number' && Number.isInteger(siteId) && siteId > 0) sites.add(siteId);
         erp.add(source.name, sku, record);

@@ -54,6 +54,7 @@ export interface PollReport {
   read: number;
   /** Of those, rows the overlap re-read and the poll recognised before normalising them. */
   known: number;
+  /** Rows refused, whole or in part (some fields), whatever refused them (the source's coercion, the store's rules). */
   rejected: number;
   /** Distinct SKUs whose job was added (or found already waiting). */
   queued: number;
@@ -92,7 +93,7 @@ export interface ReconcileReport {
   /** ERP SKUs the store has only on sites the configuration does not write to: reported, not compared nor created. */
   onOtherSites: number;
   otherSiteSample: Array<{ sku: string; siteIds: number[] }>;
-  /** ERP records that break the store's rules (not queued). */
+  /** ERP rows refused, whole or in part, whatever refused them (the source's coercion, the store's rules). */
   rejected: number;
   /** Store items that did not fit their schema (parked in `store-rejects` unless dry run; not compared). */
   storeRejected: number;
