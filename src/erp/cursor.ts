@@ -5,7 +5,7 @@
  * value read from pg or mysql2 compares correctly with one stored days ago. Digits past the
  * microsecond are dropped, never rounded up: a cursor is never later than the row it came from.
  */
-import { dateOfMicros, epochMicros } from './precise-date.js';
+import { dateOfMicros } from './precise-date.js';
 import type { Cursor } from './types.js';
 
 /** An ISO 8601 timestamp with a zone; zone-less text is not a timestamp (its meaning would depend on TZ). */
@@ -122,9 +122,4 @@ export function pollStart(cursor: Cursor, overlapMs: number, previousPollAt?: nu
     return dateOfMicros(floor);
   }
   return cursor;
-}
-
-/** A poll's start as the cursor it stands for (the inverse of `pollStart` for timestamps). */
-export function startCursor(start: Date | number | string | null): Cursor {
-  return start instanceof Date ? dateOfMicros(epochMicros(start)).toISOString() : start;
 }

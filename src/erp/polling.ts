@@ -28,7 +28,7 @@
 import { ErpError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { compareCursors, maxCursor, pollStart, toCursor } from './cursor.js';
-import { type FieldCatalog, normalizeRecord, rawKeyOf } from './fields.js';
+import { type FieldCatalog, normalizeRecord, rawKeyOf, type StockRounding } from './fields.js';
 import { epochMicros } from './precise-date.js';
 import { ignoredColumnLogger, type SourceDeps } from './source-deps.js';
 import type { ChangeBatch, Cursor, KnownRows, ReadOptions, RejectedRecord, SourceRecord } from './types.js';
@@ -68,6 +68,8 @@ export interface PollSettings {
   pagesByKey: boolean;
   /** How to give this source a tiebreak, for the message of a tie group it cannot get past. */
   tiebreakHint: string;
+  /** What a fractional Stock becomes (the source's `stockRounding`). @defaultValue 'floor' */
+  stockRounding?: StockRounding;
 }
 
 /**
@@ -75,7 +77,7 @@ export interface PollSettings {
  * a first poll read from the start (logged, once, when one reads nothing).
  */
 export function pollSettingsFor(
-  config: { name: string; overlapMs: number; mapping: Readonly<Record<string, string>> },
+  config: { name: string; overlapMs: number; mapping: Readonly<Record<string, string>>; stockRounding?: StockRounding | undefined },
   deps: SourceDeps,
   rowNoun: string,
   firstPollHint: string,
@@ -93,6 +95,7 @@ export function pollSettingsFor(
     onIgnored: ignoredColumnLogger(logger),
     pagesByKey: tiebreak.pagesByKey,
     tiebreakHint: tiebreak.hint,
+    ...(config.stockRounding === undefined ? {} : { stockRounding: config.stockRounding }),
     onEmptyFirstPoll() {
       if (warned) return;
       warned = true;
@@ -178,6 +181,7 @@ export function toBatchParts(rows: readonly Record<string, unknown>[], settings:
       mapping: settings.mapping,
       ref: provisional,
       onIgnored: settings.onIgnored,
+      ...(settings.stockRounding === undefined ? {} : { stockRounding: settings.stockRounding }),
     });
     const cursor = toCursor(result.cursor);
     if (cursor === null && requireCursor) {
@@ -190,8 +194,10 @@ export function toBatchParts(rows: readonly Record<string, unknown>[], settings:
     cursors.push(cursor);
     const keyValue = key === undefined || !('fields' in result) ? undefined : result.fields[key];
     const ref = `${settings.source} ${settings.rowNoun} cursor=${String(cursor)}${keyValue === undefined ? '' : ` ${key}=${String(keyValue)}`}`;
-    if ('fields' in result) records.push(rawKey === undefined ? { ref, cursor, fields: result.fields } : { ref, cursor, fields: result.fields, rowKey: rawKey });
-    else rejected.push({ ref, issues: result.issues.map((issue) => (issue.record === provisional ? { ...issue, record: ref } : issue)) });
+    if ('fields' in result) {
+      const record: SourceRecord = rawKey === undefined ? { ref, cursor, fields: result.fields } : { ref, cursor, fields: result.fields, rowKey: rawKey };
+      records.push(result.refused ? { ...record, refused: result.refused.map((issue) => (issue.record === provisional ? { ...issue, record: ref } : issue)) } : record);
+    } else rejected.push({ ref, issues: result.issues.map((issue) => (issue.record === provisional ? { ...issue, record: ref } : issue)) });
   });
   return { records, rejected, cursors, known: recognised };
 }

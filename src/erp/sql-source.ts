@@ -35,9 +35,9 @@ import { toCursor } from './cursor.js';
 import { parameterNames } from './named-params.js';
 import { pollChanges, pollSettingsFor, type ReadPage, toBatchParts } from './polling.js';
 import { dateOfMicros, epochMicros } from './precise-date.js';
-import type { SourceDeps } from './source-deps.js';
+import { snapshotChunk, type SourceDeps } from './source-deps.js';
 import { openSql, type SqlClient } from './sql-client.js';
-import type { ChangeSource, Cursor, ReadOptions, SnapshotOptions, SourceRecord } from './types.js';
+import type { ChangeSource, Cursor, ReadOptions, SnapshotChunk, SnapshotOptions } from './types.js';
 import { backwardShiftNear } from './zoned-time.js';
 
 /** How far ahead of a poll's start a backward DST transition widens it (the largest shift any zone has). */
@@ -102,14 +102,14 @@ export function createSqlSource(config: SqlSourceConfig, deps: SourceDeps): Chan
     close: () => sql.close(),
   };
   if (snapshotQuery !== undefined) {
-    source.snapshot = async function* snapshot(options?: SnapshotOptions): AsyncIterable<SourceRecord[]> {
+    source.snapshot = async function* snapshot(options?: SnapshotOptions): AsyncIterable<SnapshotChunk> {
       for await (const rows of sql.stream(snapshotQuery, {}, config.limit)) {
         const { records, rejected } = toBatchParts(rows, { ...settings, rowNoun: 'snapshot row' }, false);
         for (const bad of rejected) {
           settings.logger.warn({ ref: bad.ref, issues: bad.issues.map(formatIssue) }, 'snapshot row rejected');
           options?.onRejected?.(bad);
         }
-        if (records.length > 0) yield records;
+        if (records.length + rejected.length > 0) yield snapshotChunk(records, rejected);
       }
     };
   }

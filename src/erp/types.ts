@@ -24,7 +24,16 @@ export interface SourceRecord {
    * before it is normalised.
    */
   rowKey?: string;
+  /**
+   * Fields the source refused and left out while the rest of the row flows (a fractional Stock under
+   * `stockRounding: reject`), each issue naming the record, field, value and rule: the flows count the
+   * row as refused and report these, and still take its other fields.
+   */
+  refused?: ValidationIssue[];
 }
+
+/** One chunk of a snapshot: its records, and the rows of the chunk the source refused whole (to count them). */
+export type SnapshotChunk = SourceRecord[] & { rejected?: readonly RejectedRecord[] };
 
 /** A record that could not be coerced; it is reported and never queued. */
 export interface RejectedRecord {
@@ -106,8 +115,11 @@ export interface ChangeSource {
   readChanges(cursor: Cursor, limit: number, options?: ReadOptions): Promise<ChangeBatch>;
   /** Called after the batch's records are durably queued (CSV: files move to processed/ or rejected/). */
   commit?(batch: ChangeBatch): Promise<void>;
-  /** The full current set, in chunks, streamed (used by the reconcile and the snapshot diff). */
-  snapshot?(options?: SnapshotOptions): AsyncIterable<SourceRecord[]>;
+  /**
+   * The full current set, in chunks, streamed (used by the reconcile and the snapshot diff); a chunk
+   * carries the rows the source refused whole (`rejected`), also told to `options.onRejected`.
+   */
+  snapshot?(options?: SnapshotOptions): AsyncIterable<SnapshotChunk>;
   /**
    * SKUs deleted at or after `cursor` (the `deletions` query: records of `Code` and a cursor), read by
    * the same rules as `readChanges`; each is treated as vanished.

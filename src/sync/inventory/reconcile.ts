@@ -17,17 +17,17 @@
 import { cursorToVersion, isTimestampCursor } from '../../erp/cursor.js';
 import { INVENTORY_FIELDS } from '../../erp/fields.js';
 import { createSource } from '../../erp/index.js';
-import type { ChangeSource, RejectedRecord } from '../../erp/types.js';
+import type { ChangeSource } from '../../erp/types.js';
 import { ConfigError, formatIssue } from '../../errors.js';
 import type { RecordReject } from '../../store/records.js';
 import type { InventoryItem } from '../../store/schemas/index.js';
 import { validateInventoryUpdate } from '../../store/validation.js';
 import type { FlowDeps } from '../flow.js';
 import { PRIORITY } from './enqueue.js';
-import { ErpSnapshot } from './erp-snapshot.js';
+import { ErpSnapshot, refusedRows } from './erp-snapshot.js';
 import { localFieldIssues, publishedStock, SAFETY_FIELD, safetyStockOf } from './published-stock.js';
 import { COMPARED, diffRecord, reconcilePriority } from './reconcile-diff.js';
-import { decideOrphans,OrphanTally } from './reconcile-orphans.js';
+import { decideOrphans, OrphanTally } from './reconcile-orphans.js';
 import { QUEUE_CHUNK, queueForced, type QueueItem, queueItem, storeValues, valueFields } from './reconcile-queue.js';
 import { configuredSites, findElsewhere, readSite } from './reconcile-store.js';
 import type { SkuReservations } from './reservations.js';
@@ -240,14 +240,14 @@ async function readErp(
   const erp = new ErpSnapshot();
   const sites = new Set<number>();
   const refused = new Set<string>();
-  // A row the source could not coerce is left out of the snapshot; its SKU is still the ERP's, no orphan.
-  const onRejected = (rejected: RejectedRecord): void => {
-    report.rejected++;
-    for (const issue of rejected.issues) if (issue.record !== undefined) refused.add(issue.record);
-  };
   for (const source of sources) {
-    for await (const chunk of source.snapshot!({ onRejected })) {
+    for await (const chunk of source.snapshot!()) {
       options.signal?.throwIfAborted();
+      const refusedWhole = refusedRows(chunk, skuFilter);
+      report.erpRecords += refusedWhole;
+      report.rejected += refusedWhole;
+      // A row the source could not read is left out of the snapshot; its SKU is still the ERP's, no orphan.
+      for (const bad of chunk.rejected ?? []) for (const issue of bad.issues) if (issue.record !== undefined) refused.add(issue.record);
       for (const record of chunk) {
         const sku = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
         if (sku === undefined || (skuFilter && !skuFilter.has(sku))) continue;
@@ -257,6 +257,8 @@ async function readErp(
           refused.add(sku);
           continue;
         }
+        // Some fields refused (a fractional Stock under stockRounding: reject): counted, the others compared.
+        if (record.refused) report.rejected++;
         const siteId = record.fields.SiteId;
         if (typeof siteId === 'number' && Number.isInteger(siteId) && siteId > 0) sites.add(siteId);
         erp.add(source.name, sku, record);

@@ -59,6 +59,7 @@ export interface PollReport {
   read: number;
   /** Of those, rows the overlap re-read and the poll recognised before normalising them. */
   known: number;
+  /** Rows refused, whole or in part (some fields), whatever refused them (the source's coercion, the store's rules). */
   rejected: number;
   /** Distinct SKUs whose job was added (or found already waiting). */
   queued: number;
@@ -102,7 +103,7 @@ export interface ReconcileReport {
   onlyOnStoreSample: string[];
   /** What became of them under `inventory.reconcile.orphans`. */
   orphans: OrphanReport;
-  /** ERP records that break the store's rules (not queued). */
+  /** ERP rows refused, whole or in part, whatever refused them (the source's coercion, the store's rules). */
   rejected: number;
   /** Store items that did not fit their schema (parked in `store-rejects` unless dry run; not compared). */
   storeRejected: number;
