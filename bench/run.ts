@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only cli,memory,throughput,reconcile,coalescing,latency,stockout] [-- --latencies 20,0 --concurrencies 16 --items 3000] [-- --profile DIR] [-- --node-args="FLAGS"]`: the benchmarks,
+ * `npm run bench [-- --quick] [-- --only cli,memory,throughput,reconcile,coalescing,latency,stockout,reconcile-large,diff] [-- --latencies 20,0 --concurrencies 16 --items 3000] [-- --profile DIR] [-- --node-args="FLAGS"]`: the benchmarks,
  * against the simulator on loopback, with a redis-server and a PostgreSQL cluster of their own. Each
  * figure is stored beside a baseline measured in the same run (the machine is shared and noisy), in
  * bench/results/<name>.json, and a full run rewrites the table in bench/README.md.
@@ -12,6 +12,7 @@ import { Cleanup } from './lib/cleanup.js';
 import { cliBench } from './lib/cli-bench.js';
 import { cliMemoryBench } from './lib/cli-memory.js';
 import { coalescingBench } from './lib/coalescing.js';
+import { diffBench } from './lib/diff-bench.js';
 import { startEnvironment } from './lib/environment.js';
 import { latencyBench } from './lib/latency.js';
 import { largeReconcileBench, reconcileBench } from './lib/reconcile-bench.js';
@@ -19,7 +20,7 @@ import { type BenchResult, runInfo, updateReadme, writeResult } from './lib/resu
 import { stockoutBench } from './lib/stockout.js';
 import { throughputBench } from './lib/throughput.js';
 
-const BENCHES = ['cli', 'memory', 'throughput', 'reconcile', 'coalescing', 'latency', 'stockout', 'reconcile-large'] as const;
+const BENCHES = ['cli', 'memory', 'throughput', 'reconcile', 'coalescing', 'latency', 'stockout', 'reconcile-large', 'diff'] as const;
 type BenchName = (typeof BENCHES)[number];
 
 const { values } = parseArgs({
@@ -111,6 +112,7 @@ try {
   if (only.includes('latency')) record(await latencyBench(env, quick ? { perSecond: 50, seconds: 5 } : { perSecond: 200, seconds: 30 }, log));
   if (only.includes('stockout')) record(await stockoutBench(env, quick ? { backlog: 2000, stockouts: 10, idleStockouts: 5 } : { backlog: 10_000, stockouts: 40, idleStockouts: 20 }, log));
   if (only.includes('reconcile-large')) record(await largeReconcileBench(env, { skus: quick ? 200_000 : 1_000_000, differentShare: 0.001 }, log));
+  if (only.includes('diff')) record(await diffBench(env, { skus: quick ? 10_000 : 100_000, changedShare: 0.01 }, log));
   if (!quick) updateReadme(join(benchDir, 'README.md'), resultsDir, BENCHES);
 } catch (error) {
   failed = true;

@@ -4,6 +4,7 @@
  * or a reconcile at a known instant and read this process's CPU time and memory.
  *
  * Messages in: `{id, type: 'poll', source, expect}` (poll, then wait until `expect` jobs are done),
+ * `{id, type: 'diff', source, expect}` (the source's snapshot diff, then the same),
  * `{id, type: 'reconcile', expect, dryRun?}`, `{id, type: 'wait', expect}` (jobs done since the last
  * run), `{id, type: 'drain', timeoutMs}` (until the queue holds no waiting, active or delayed job),
  * `{id, type: 'usage'}`, `{id, type: 'stop'}`.
@@ -24,6 +25,7 @@ applyMemoryFlags(`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''
 
 type Request =
   | { id: number; type: 'poll'; source: string; expect: number }
+  | { id: number; type: 'diff'; source: string; expect: number }
   | { id: number; type: 'reconcile'; expect: number; dryRun?: boolean }
   | { id: number; type: 'wait'; expect: number }
   | { id: number; type: 'drain'; timeoutMs: number }
@@ -105,7 +107,8 @@ process.on('message', (raw) => {
       reset();
       const before = usage();
       const started = performance.now();
-      const report = message.type === 'poll' ? await flow.poll(message.source) : await flow.reconcile({ dryRun: message.dryRun ?? false });
+      const report =
+        message.type === 'poll' ? await flow.poll(message.source) : message.type === 'diff' ? await flow.diff(message.source) : await flow.reconcile({ dryRun: message.dryRun ?? false });
       const producedMs = performance.now() - started;
       await jobsDone(message.expect);
       const ms = performance.now() - started;

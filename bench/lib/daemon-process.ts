@@ -27,6 +27,8 @@ export interface DaemonProcess {
   readonly child: Child;
   poll(source: string, expect: number, timeoutMs: number): Promise<DaemonRun>;
   reconcile(expect: number, timeoutMs: number, dryRun?: boolean): Promise<DaemonRun>;
+  /** Runs the source's snapshot diff, then waits until `expect` jobs are done. */
+  diff(source: string, expect: number, timeoutMs: number): Promise<DaemonRun>;
   /** Waits until `expect` jobs are done since the last poll or reconcile (or since start). */
   wait(expect: number, timeoutMs: number): Promise<{ jobs: number; outcomes: Record<string, number> }>;
   /** Waits until the queue holds no waiting, active or delayed job. */
@@ -78,6 +80,7 @@ export async function startDaemonProcess(
     child,
     poll: (source, expect, timeoutMs) => ask({ type: 'poll', source, expect }, timeoutMs) as unknown as Promise<DaemonRun>,
     reconcile: (expect, timeoutMs, dryRun = false) => ask({ type: 'reconcile', expect, dryRun }, timeoutMs) as unknown as Promise<DaemonRun>,
+    diff: (source, expect, timeoutMs) => ask({ type: 'diff', source, expect }, timeoutMs) as unknown as Promise<DaemonRun>,
     wait: (expect, timeoutMs) => ask({ type: 'wait', expect }, timeoutMs) as never,
     drain: (timeoutMs) => ask({ type: 'drain', timeoutMs }, timeoutMs + 5000) as never,
     usage: () => ask({ type: 'usage' }, 10_000) as never,

@@ -18,6 +18,7 @@ import { registerSalesCommands } from './sales-commands.js';
 import { registerSimulatorCommand } from './simulator-command.js';
 import { registerSourcesCommands } from './sources-command.js';
 import { registerStoreCommands } from './store-commands.js';
+import { registerVanishedCommands } from './vanished-commands.js';
 
 export const EXIT = { ok: 0, remote: 1, usage: 2, validation: 3, config: 78 } as const;
 
@@ -45,6 +46,7 @@ export function buildProgram(io: CliIo): { program: Command; ctx: CliContext } {
   registerRunCommands(program, ctx);
   registerStoreCommands(program, ctx);
   registerInventoryCommands(program, ctx);
+  registerVanishedCommands(program, ctx);
   registerSalesCommands(program, ctx);
   registerSimulatorCommand(program, ctx);
   registerSourcesCommands(program, ctx);

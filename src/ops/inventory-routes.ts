@@ -1,20 +1,23 @@
 /**
  * `GET /admin/inventory/{sku}[?site=N]`: the explanation of a SKU (read only), and
  * `POST /admin/sales/processed` (`{"siteId"?: N, "saleIds": [...], "bookedAt"?: ISO time}`): the ERP
- * booked these sales, so their reservations are released (audited). A bad request answers 400
- * naming the field.
+ * booked these sales, so their reservations are released (audited), and
+ * `POST /admin/inventory/vanished/confirm` (`{"source": NAME}`): applies the source's vanished.action to
+ * the SKUs its mass guard holds (audited). A bad request answers 400 naming the field.
  */
 import type { FastifyInstance } from 'fastify';
 
-import type { ValidationIssue } from '../errors.js';
+import { ConfigError, type ValidationIssue } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { ProcessedOutcome, SkuExplanation } from '../sync/inventory/index.js';
+import type { ConfirmReport, ProcessedOutcome, SkuExplanation } from '../sync/inventory/index.js';
 import { audit } from './audit.js';
 
 /** What the routes call. */
 export interface InventoryRoutesOptions {
   explain(sku: string, options: { siteId?: number }): Promise<SkuExplanation>;
   markProcessed(request: { siteId: number; saleIds: number[]; bookedAt?: number }): Promise<ProcessedOutcome[]>;
+  /** Applies the vanished.action of `source` to what its mass guard holds. */
+  confirmVanished(source: string): Promise<ConfirmReport>;
   /** The site of sales named without one (`sales.pull.siteId`, `store.siteId`); null: required. */
   defaultSiteId: number | null;
   logger: Logger;
@@ -60,5 +63,23 @@ export function registerInventoryRoutes(app: FastifyInstance, options: Inventory
     const outcomes = await options.markProcessed(parsed);
     audit(options.logger, { user: request.adminUser ?? 'anonymous', action: 'sales:processed', siteId: parsed.siteId, saleIds: parsed.saleIds, booked: outcomes.filter((o) => o.result === 'booked').length });
     return reply.send({ sales: outcomes });
+  });
+
+  app.post('/inventory/vanished/confirm', async (request, reply) => {
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const { source, ...rest } = typeof body === 'object' && body !== null && !Array.isArray(body) ? body : { source: undefined };
+    const issues: ValidationIssue[] = Object.keys(rest).map((field) => ({ field, value: rest[field], rule: 'not a known field' }));
+    if (typeof source !== 'string' || source === '') issues.push({ field: 'source', value: source, rule: 'the name of an inventory source' });
+    if (issues.length > 0) {
+      return reply.code(400).send({ error: `invalid request body: ${issues.map((issue) => `${issue.field}: ${issue.rule}`).join('; ')}`, issues: issues.map(({ field, rule }) => ({ field, rule })) });
+    }
+    try {
+      const report = await options.confirmVanished(source as string);
+      audit(options.logger, { user: request.adminUser ?? 'anonymous', action: 'inventory:vanished:confirm', source, skus: report.confirmed });
+      return await reply.send(report);
+    } catch (error) {
+      if (error instanceof ConfigError) return reply.code(404).send({ error: error.message });
+      throw error;
+    }
   });
 }

@@ -52,6 +52,12 @@ describe('Prometheus and Grafana files', () => {
     expect(result.code).toBe(0);
   });
 
+  it('fires StoresyncVanishedSkusHeld and StoresyncReconcileOrphansHeld while a mass guard holds SKUs (promtool rule tests)', async () => {
+    const result = await promtool(['test', 'rules', join(root, 'test/deploy/alerts.promtool.yml')]);
+    expect(result.stdout + result.stderr).toContain('SUCCESS');
+    expect(result.code).toBe(0);
+  });
+
   it('has a Prometheus config that promtool accepts, with its rule file found', async () => {
     const result = await promtool(['check', 'config', join(root, 'deploy/prometheus.yml')]);
     expect(result.stdout + result.stderr).toContain('1 rule files found');
@@ -72,7 +78,8 @@ describe('Prometheus and Grafana files', () => {
       'storesync_store_logins_total{outcome="failure"}',
       'storesync_sales_oldest_unacknowledged_age_seconds',
       'storesync_reservation_oldest_age_seconds > 86400',
-      'storesync_reconcile_orphans{state="held"} > 0',
+      'max(storesync_reconcile_orphans{state="held"}) > 0',
+      'max by (source) (storesync_vanished_held) > 0',
     ]) {
       expect(exprs).toContain(needed);
     }

@@ -5,10 +5,15 @@
  * `inventory:diff:done`.
  */
 import { vanishedOptions } from '../../config/schema.js';
+import { INVENTORY_FIELDS } from '../../erp/fields.js';
+import { createSource } from '../../erp/index.js';
+import { ConfigError } from '../../errors.js';
 import type { ScheduledRun } from '../../queue/schedule.js';
+import type { FlowDeps } from '../flow.js';
 import { type PolledSource, polledSource } from '../lifecycle.js';
 import { pollDeletions } from './deletions.js';
-import type { InventoryRuntime } from './runtime.js';
+import { DiffState } from './diff-state.js';
+import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
 import { diffSource } from './snapshot-diff.js';
 import type { DiffReport } from './types.js';
 
@@ -69,5 +74,34 @@ export function diffRuns(rt: InventoryRuntime, sources: ReadonlyMap<string, Poll
           ),
       },
     ];
+  });
+}
+
+/** Diffs configured source `name` once, with its own runtime and source (`storesync inventory diff`). */
+export async function diffOnce(deps: FlowDeps, name: string): Promise<DiffReport> {
+  const config = deps.config.inventory.sources.find((source) => source.name === name);
+  if (!config) throw new ConfigError([`inventory.sources: no source named "${name}"`]);
+  if (config.diff === undefined) throw new ConfigError([`inventory.sources.${name}: has no diff (set diff.schedule)`]);
+  const rt = openInventoryRuntime(deps);
+  const source = createSource(config, { fields: INVENTORY_FIELDS, logger: rt.logger });
+  try {
+    const sources = new Map<string, PolledSource>([[name, { source, limit: config.limit, initialCursor: 'initialCursor' in config ? config.initialCursor : null, schedule: config.schedule }]]);
+    return await runDiff(rt, sources, name);
+  } finally {
+    await source.close();
+    await rt.close();
+  }
+}
+
+/**
+ * Keeps `storesync_vanished_held` true to Redis before each scrape: a confirm from the CLI (another
+ * process) or another instance's diff changes the held set too. Returns the function that stops it.
+ */
+export function collectHeld(rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>): () => void {
+  const names = [...sources.keys()].filter((name) => sourceConfig(rt, name).diff !== undefined);
+  if (names.length === 0) return () => undefined;
+  const diffState = new DiffState(rt.redis, rt.config.redis.prefix);
+  return rt.metrics.addCollector(async () => {
+    for (const name of names) rt.metrics.vanishedHeld.set({ source: name }, await diffState.heldCount(name));
   });
 }

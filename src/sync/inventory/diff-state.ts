@@ -152,9 +152,9 @@ export class DiffState {
     for (let start = 0; start < keys.length; start += CHUNK) await this.#redis.hdel(this.#key('vanished', source), ...keys.slice(start, start + CHUNK));
   }
 
-  /** The source of each SKU's newest ERP stock (`inv:erp:{sku}`, state.ts), for SKUs that have one. */
-  async stockSources(codes: readonly string[]): Promise<Map<string, string>> {
-    const out = new Map<string, string>();
+  /** The source and version of each SKU's newest ERP stock (`inv:erp:{sku}`, state.ts), for SKUs that have one. */
+  async newestStock(codes: readonly string[]): Promise<Map<string, { source: string; version: number }>> {
+    const out = new Map<string, { source: string; version: number }>();
     for (let start = 0; start < codes.length; start += CHUNK) {
       const chunk = codes.slice(start, start + CHUNK);
       const pipeline = this.#redis.pipeline();
@@ -162,7 +162,9 @@ export class DiffState {
       const results = await execOrThrow(pipeline);
       chunk.forEach((code, i) => {
         const raw = results[i];
-        if (typeof raw === 'string') out.set(code, (JSON.parse(raw) as { source: string }).source);
+        if (typeof raw !== 'string') return;
+        const { source, version } = JSON.parse(raw) as { source: string; version: number };
+        out.set(code, { source, version });
       });
     }
     return out;

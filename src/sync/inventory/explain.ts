@@ -3,16 +3,18 @@
  * shows for a SKU. Everything is read, nothing written: the ERP's last value per field (source, cursor,
  * version), values still pending, the reservations (and whether each still counts), the safety stock,
  * the published figure with its formula, what the store last acknowledged and when, the SKU's jobs
- * and refused ERP rows.
+ * and refused ERP rows, and the sources it vanished from (snapshot diff, deletions) or is held by.
  */
 import { type Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
+import { DiffState } from './diff-state.js';
 import { appliesTo, newestEntry, planStock, RESERVATION_MOVES_FIELD, RESERVATION_VERSION_FIELD, SAFETY_FIELD, safetyStockOf } from './published-stock.js';
 import { parseSkuReservations } from './reservations.js';
 import { ACKED_AT_FIELD, InventoryState } from './state.js';
+import { targetLabel } from './target-key.js';
 import { type InventoryJobData, jobSkus, type PendingEntry } from './types.js';
 
 /** Jobs of each state looked through for the SKU's (the most recent first). */
@@ -57,6 +59,23 @@ export interface SkuExplanation {
   nextStockWrite: number | null;
   jobs: ExplainedJob[];
   rejects: Array<{ id: string; reason: string; at: string }>;
+  /**
+   * Sources the SKU vanished from (gone from the snapshot, or named by the deletions query; per site
+   * when the source names sites) and those whose mass guard holds it (`held`: nothing written yet).
+   */
+  vanished: ExplainedVanished[];
+}
+
+/** A SKU gone from a source. */
+export interface ExplainedVanished {
+  source: string;
+  /** `SKU-1`, or `SKU-1 (site 2)` when the source names sites. */
+  target: string;
+  /** When storesync learned of it (ISO). */
+  at: string;
+  reason: 'absent' | 'deleted' | 'held';
+  action: 'zero' | 'unpublish' | 'keep' | null;
+  confirmed?: boolean;
 }
 
 const iso = (ms: number | undefined): string => new Date(ms ?? 0).toISOString();
@@ -128,7 +147,22 @@ async function explainWith(redis: Redis, deps: FlowDeps, sku: string, options: {
     nextStockWrite: typeof plan.send?.entry.value === 'number' ? plan.send.entry.value : null,
     jobs: await skuJobs(redis, config.redis.prefix, sku),
     rejects: await skuRejects(redis, config.redis.prefix, sku),
+    vanished: await skuVanished(redis, deps, sku),
   };
+}
+
+/** Where the SKU vanished or is held, per configured inventory source. */
+async function skuVanished(redis: Redis, deps: FlowDeps, sku: string): Promise<ExplainedVanished[]> {
+  const diffState = new DiffState(redis, deps.config.redis.prefix);
+  const out: ExplainedVanished[] = [];
+  for (const { name } of deps.config.inventory.sources) {
+    const { vanished, held } = await diffState.entriesOf(name, sku);
+    for (const [key, entry] of vanished) {
+      out.push({ source: name, target: targetLabel(key), at: iso(entry.at), reason: entry.reason, action: entry.action, ...(entry.confirmed ? { confirmed: true } : {}) });
+    }
+    for (const [key, entry] of held) out.push({ source: name, target: targetLabel(key), at: iso(entry.at), reason: 'held', action: null });
+  }
+  return out;
 }
 
 /** A queue handle that writes nothing when opened. */

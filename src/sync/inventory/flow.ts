@@ -12,7 +12,7 @@ import { DeliveredWindow } from '../delivered-window.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
 import { onePollAtATime, type PolledSource, polledSource, pollRuns, type StartedFlow, startFlow } from '../lifecycle.js';
 import { historyOf, type PollHistory } from '../poll-source.js';
-import { deletionsOf, diffRuns, runDiff } from './diff-runs.js';
+import { collectHeld, deletionsOf, diffRuns, runDiff } from './diff-runs.js';
 import { pollSource } from './producer.js';
 import { type ReconcileOptions, reconcileWith } from './reconcile.js';
 import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
@@ -99,6 +99,7 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
       ];
     },
   });
+  const stopCollecting = collectHeld(flow.rt, flow.sources);
   return {
     name: 'inventory',
     queues: [flow.rt.queue, flow.rt.rejects.queue, flow.rt.storeRejects.queue],
@@ -108,6 +109,9 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
     poll: pollWith(flow.rt, flow.sources),
     diff: diffWith(flow.rt, flow.sources),
     reconcile: reconcileWithSources(flow.rt, flow.sources),
-    close: flow.close,
+    close: (timeoutMs) => {
+      stopCollecting();
+      return flow.close(timeoutMs);
+    },
   };
 }

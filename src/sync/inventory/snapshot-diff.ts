@@ -49,8 +49,6 @@ interface SnapshotRead {
   changed: ErpSnapshot;
   /** Target key → new fingerprint, for the changed rows. */
   fingerprints: Map<string, string>;
-  /** Target keys of the current snapshot. */
-  seen: Set<string>;
   /** Codes of refused rows: kept as they were (neither changed nor vanished). */
   kept: Set<string>;
   refused: number;
@@ -61,26 +59,28 @@ interface SnapshotRead {
 export async function diffSource(rt: InventoryRuntime, source: ChangeSource, options: DiffOptions): Promise<DiffReport> {
   if (!source.snapshot) throw new Error(`inventory source ${source.name} has no snapshot to diff`);
   const diffState = new DiffState(rt.redis, rt.config.redis.prefix);
-  const previous = await diffState.fingerprints(source.name);
-  const snapshot = await readSnapshot(source, previous, options.signal);
-  const report: DiffReport = { source: source.name, read: snapshot.read, previous: previous.size, changed: snapshot.fingerprints.size, queued: 0, vanished: 0, held: 0, refused: snapshot.refused, deleted: 0 };
+  // What is left of it once the snapshot is read: the SKUs absent from it.
+  const unseen = await diffState.fingerprints(source.name);
+  const previous = unseen.size;
+  const snapshot = await readSnapshot(source, unseen, options.signal);
+  const report: DiffReport = { source: source.name, read: snapshot.read, previous, changed: snapshot.fingerprints.size, queued: 0, vanished: 0, held: 0, refused: snapshot.refused, deleted: 0 };
   if (snapshot.refused > 0) {
     rt.logger.warn({ source: source.name, refused: snapshot.refused, sample: snapshot.refusedSample }, `snapshot diff of ${source.name}: ${snapshot.refused} row(s) refused; their SKUs are kept as they were`);
   }
 
   report.queued = await queueChanged(rt, diffState, source.name, snapshot.changed);
 
-  const absent = [...previous.keys()].filter((key) => !snapshot.seen.has(key) && !snapshot.kept.has(targetParts(key).code));
+  const absent = [...unseen.keys()].filter((key) => !snapshot.kept.has(targetParts(key).code));
   const elsewhere = await providedElsewhere(rt, diffState, source.name, absent, options.otherSources);
   const gone = absent.filter((key) => !elsewhere.has(key));
   const { action, maxFraction } = options.vanished;
   const at = rt.now();
-  if (action !== 'keep' && exceedsMassGuard(gone.length, previous.size, maxFraction)) {
+  if (action !== 'keep' && exceedsMassGuard(gone.length, previous, maxFraction)) {
     report.held = gone.length;
     await diffState.replaceHeld(source.name, gone, { at });
     rt.logger.error(
-      { source: source.name, held: gone.length, previous: previous.size, maxFraction, sample: gone.slice(0, 10).map(targetLabel) },
-      `snapshot diff of ${source.name}: ${gone.length} of ${previous.size} SKUs vanished at once (more than ${maxFraction * 100}%): none is ${action === 'zero' ? 'zeroed' : 'unpublished'}; ` +
+      { source: source.name, held: gone.length, previous, maxFraction, sample: gone.slice(0, 10).map(targetLabel) },
+      `snapshot diff of ${source.name}: ${gone.length} of ${previous} SKUs vanished at once (more than ${maxFraction * 100}%): none is ${action === 'zero' ? 'zeroed' : 'unpublished'}; ` +
         `check the source, then \`storesync inventory vanished --source ${source.name} --confirm\` applies it`,
     );
   } else {
@@ -93,9 +93,14 @@ export async function diffSource(rt: InventoryRuntime, source: ChangeSource, opt
   return report;
 }
 
-/** Reads the whole snapshot, keeping the changed rows only; throws (comparing nothing) when the read fails. */
-async function readSnapshot(source: ChangeSource, previous: ReadonlyMap<string, string>, signal: AbortSignal | undefined): Promise<SnapshotRead> {
-  const out: SnapshotRead = { read: 0, changed: new ErpSnapshot(), fingerprints: new Map(), seen: new Set(), kept: new Set(), refused: 0, refusedSample: [] };
+/**
+ * Reads the whole snapshot, keeping the changed rows only, and takes each key read out of `unseen` (the
+ * previous fingerprints), so that what remains is absent: one map of the catalogue, not two. A key read
+ * twice counts as changed the second time (queued again, which changes nothing). Throws (comparing
+ * nothing) when the read fails.
+ */
+async function readSnapshot(source: ChangeSource, unseen: Map<string, string>, signal: AbortSignal | undefined): Promise<SnapshotRead> {
+  const out: SnapshotRead = { read: 0, changed: new ErpSnapshot(), fingerprints: new Map(), kept: new Set(), refused: 0, refusedSample: [] };
   const refuse = (code: string | undefined, reason: string): void => {
     out.refused++;
     if (code !== undefined) out.kept.add(code);
@@ -116,9 +121,10 @@ async function readSnapshot(source: ChangeSource, previous: ReadonlyMap<string, 
         refuse(typeof record.fields.Code === 'string' ? record.fields.Code : undefined, `${record.ref}: ${issues.map(formatIssue).join('; ')}`);
         continue;
       }
-      out.seen.add(key);
       const print = fingerprint(record.fields);
-      if (previous.get(key) === print) continue;
+      const before = unseen.get(key);
+      unseen.delete(key);
+      if (before === print) continue;
       out.fingerprints.set(key, print);
       out.changed.add(source.name, record.fields.Code as string, record);
     }
@@ -145,11 +151,14 @@ async function queueChanged(rt: InventoryRuntime, diffState: DiffState, source: 
   for (let start = 0; start < rows.length; start += QUEUE_CHUNK) {
     const chunk = rows.slice(start, start + QUEUE_CHUNK);
     const vanished = await diffState.vanished(source, chunk.map(({ key }) => key));
+    // A change newer than a deletion (polled since) ended it: the SKU's newest ERP stock says so.
+    const deleted = [...vanished].filter(([, entry]) => entry.reason === 'deleted').map(([key]) => targetParts(key).code);
+    const newest = await diffState.newestStock(deleted);
     const back: string[] = [];
     const toQueue = chunk.filter((row) => {
       const entry = vanished.get(row.key);
       if (entry === undefined) return true;
-      const version = cursorToVersion(row.cursor);
+      const version = cursorToVersion(row.cursor) ?? newest.get(row.sku)?.version ?? null;
       if (entry.reason === 'deleted' && entry.version !== undefined && (version === null || version <= entry.version)) return false;
       back.push(row.key);
       if (entry.action === 'unpublish' && !('Published' in row.values)) {
@@ -180,9 +189,9 @@ export async function providedElsewhere(rt: InventoryRuntime, diffState: DiffSta
   if (keys.length === 0 || others.length === 0) return found;
   for (const other of others) for (const key of await diffState.hasFingerprints(other, keys)) found.add(key);
   const rest = keys.filter((key) => !found.has(key));
-  const stockSources = await diffState.stockSources(rest.map((key) => targetParts(key).code));
+  const newest = await diffState.newestStock(rest.map((key) => targetParts(key).code));
   rest.forEach((key) => {
-    const from = stockSources.get(targetParts(key).code);
+    const from = newest.get(targetParts(key).code)?.source;
     if (from !== undefined && from !== source && others.includes(from)) found.add(key);
   });
   return found;

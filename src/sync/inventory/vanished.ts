@@ -5,10 +5,13 @@
  * written), the SKU is recorded as vanished (`inventory explain`) and its fingerprint removed, so that
  * it flows as new when it comes back.
  */
+import { vanishedOptions } from '../../config/schema.js';
 import type { Cursor } from '../../erp/types.js';
+import { ConfigError } from '../../errors.js';
+import type { FlowDeps } from '../flow.js';
 import { DiffState, type VanishedEntry } from './diff-state.js';
 import { enqueueSkus } from './enqueue.js';
-import type { InventoryRuntime } from './runtime.js';
+import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
 import { snapshotEntries, type SnapshotRow } from './snapshot-entries.js';
 import { targetLabel, targetParts } from './target-key.js';
 
@@ -92,4 +95,50 @@ export async function confirmHeld(rt: InventoryRuntime, source: string, action: 
   rt.metrics.vanishedHeld.set({ source }, await diffState.heldCount(source));
   rt.events.emit('inventory:vanished:confirmed', { source, skus: keys.length });
   return { source, confirmed: keys.length, sample: keys.slice(0, 20).map(targetLabel) };
+}
+
+/** What the mass guard holds for a source (`storesync inventory vanished --source NAME`). */
+export interface HeldReport {
+  source: string;
+  /** What confirming would do. */
+  action: VanishedAction;
+  held: number;
+  /** When the diff that held them ran (ISO), or null when nothing is held. */
+  since: string | null;
+  /** The held SKUs, first ones. */
+  sample: string[];
+}
+
+/** The action of configured inventory source `source`, or a ConfigError naming the sources there are. */
+function actionOf(deps: FlowDeps, source: string): VanishedAction {
+  const config = deps.config.inventory.sources.find((candidate) => candidate.name === source);
+  if (!config) {
+    const names = deps.config.inventory.sources.map(({ name }) => name);
+    throw new ConfigError([`inventory.sources: no source named "${source}" (configured: ${names.join(', ') || 'none'})`]);
+  }
+  return vanishedOptions(config).action;
+}
+
+/** Lists what the mass guard holds for `source`, with its own connection. */
+export async function heldOf(deps: FlowDeps, source: string, sampleSize = 50): Promise<HeldReport> {
+  const action = actionOf(deps, source);
+  const redis = deps.connect();
+  try {
+    const held = await new DiffState(redis, deps.config.redis.prefix).held(source);
+    const since = Math.min(...[...held.values()].map(({ at }) => at));
+    return { source, action, held: held.size, since: held.size === 0 ? null : new Date(since).toISOString(), sample: [...held.keys()].slice(0, sampleSize).map(targetLabel) };
+  } finally {
+    await redis.quit().catch(() => redis.disconnect());
+  }
+}
+
+/** Confirms what the mass guard holds for `source` (applies its action), with its own runtime. */
+export async function confirmVanished(deps: FlowDeps, source: string): Promise<ConfirmReport> {
+  const action = actionOf(deps, source);
+  const rt = openInventoryRuntime(deps);
+  try {
+    return await confirmHeld(rt, source, action);
+  } finally {
+    await rt.close();
+  }
 }
