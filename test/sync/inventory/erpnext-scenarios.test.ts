@@ -19,7 +19,8 @@ const ITEMS: ErpnextItem[] = CODES.map((code, i) => ({
   price: 20 + i,
   bins: [
     { warehouse: 'Stores - S', actualQty: `${8 + i}.000000000`, reservedQty: `${i % 2}.000000000` },
-    { warehouse: 'Finished Goods - S', actualQty: '3.000000000' },
+    // A fraction (sold by the kg) is floored (stockRounding's default).
+    { warehouse: 'Finished Goods - S', actualQty: '3.400000000' },
     // A warehouse that is not sold: never counted.
     { warehouse: 'Work In Progress - S', actualQty: '40.000000000' },
   ],

@@ -18,7 +18,8 @@ const PRODUCTS: OdooProduct[] = CODES.map((sku, i) => ({
   // Several quants per product (lots), one in a customer location that is not sellable stock.
   quants: [
     { location: ODOO_STOCK, quantity: 10 + i, reserved: i % 3 },
-    { location: ODOO_SHELF, quantity: 2 },
+    // Sold by the kg: the fraction is floored (stockRounding's default).
+    { location: ODOO_SHELF, quantity: '2.5' },
     { location: ODOO_CUSTOMERS, quantity: 50 },
   ],
 }));
@@ -58,7 +59,7 @@ afterEach(async () => {
 });
 
 describe('Odoo (PostgreSQL) end to end', () => {
-  it('publishes quantity − reserved over internal locations and the list price on the first poll', async () => {
+  it('publishes quantity − reserved over internal locations, floored, and the list price on the first poll', async () => {
     await start();
     expect(await scenario.poll('odoo')).toMatchObject({ read: CODES.length, rejected: 0 });
     expect(await mismatches()).toEqual([]);
