@@ -55,6 +55,10 @@ beforeAll(async () => {
   await db.query(`CREATE SCHEMA ${schema}`);
   await db.query(`CREATE TABLE ${schema}.items (code text PRIMARY KEY, stock int)`);
   await db.query(`CREATE TABLE ${schema}.broken (code text PRIMARY KEY, stock int)`);
+  // Stock as text, as a legacy export keeps it: one value no source can read.
+  await db.query(`CREATE TABLE ${schema}.texts (code text PRIMARY KEY, stock text)`);
+  for (const code of ERP_CODES) await db.query(`INSERT INTO ${schema}.texts VALUES ($1, '5')`, [code]);
+  await db.query(`INSERT INTO ${schema}.texts VALUES ('GONE-1', 'lots')`);
   for (const code of ERP_CODES) await db.query(`INSERT INTO ${schema}.items VALUES ($1, 5)`, [code]);
   await db.query(`INSERT INTO ${schema}.items VALUES ('BAD-1', -2)`);
 });
@@ -145,6 +149,13 @@ describe('reconcile orphans (store items no ERP source has)', () => {
     expect(confirmed).toMatchObject({ orphans: { toChange: 23, queued: 23, held: 0 } });
     await drain();
     expect([...h.sim.state.items.values()].every(({ item }) => item.Stock === 0)).toBe(true);
+  });
+
+  it('takes no SKU whose snapshot row the source could not read for an orphan', async () => {
+    const report = await runReconcile(deps('zero', 'texts'), { dryRun: true });
+    expect(report.rejected).toBeGreaterThanOrEqual(1);
+    expect([...report.onlyOnStoreSample].sort()).toEqual(['BAD-1', 'GONE-0', 'GONE-2']);
+    expect(report.orphans).toMatchObject({ toChange: 2, queued: 2 });
   });
 
   it('acts below the guard: two orphans of 24 store items are not a mass effect', async () => {
