@@ -127,7 +127,9 @@ async function testSources(
         const stored = redis ? await storedCursor(redis, config.redis.prefix, target.flow, target.config.name) : undefined;
         // Where the daemon's first poll starts: the configured initialCursor, else the beginning.
         const initial = 'initialCursor' in target.config ? toCursor(target.config.initialCursor) : null;
-        const preview = await previewSource(source, { flow: target.flow, from: stored ?? initial, limit });
+        // A sql source without a changes query is read by its snapshot diff: its snapshot is shown.
+        const snapshot = target.config.kind === 'sql' && target.config.changes === undefined;
+        const preview = await previewSource(source, { flow: target.flow, from: stored ?? initial, limit, snapshot });
         results.push({ ...base, readFrom: stored === undefined ? 'start' : 'stored', ...present(preview) });
       } catch (error) {
         if (error instanceof ConfigError) throw error;

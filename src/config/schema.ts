@@ -5,6 +5,8 @@
  */
 import { z } from 'zod';
 
+import { checkDiffSources, snapshotDiffOptions } from './diff-options.js';
+
 const cron = z.string().min(1).describe('a node-cron expression, seconds allowed: "*/30 * * * * *"');
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
@@ -17,30 +19,6 @@ const sqlIdentifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'letters
 
 /** Store fields an ERP column may be mapped to (matched case-insensitively). */
 const fieldMapping = z.record(z.string(), z.string()).default({});
-
-/**
- * Snapshot diff and vanished SKUs (issue 22; inventory sources only, src/sync/inventory/snapshot-diff.ts).
- * A function so that the block stays one piece for merges.
- */
-function snapshotDiffOptions() {
-  return {
-    /**
-     * Poll the source's snapshot by difference on `schedule`: only SKUs whose values changed since the
-     * previous complete snapshot are queued, and SKUs gone from it have vanished. Unset: no diff.
-     */
-    diff: z.object({ schedule: cron }).strict().optional(),
-    /**
-     * What becomes of a SKU that vanished (gone from the snapshot, or named by `deletions`): `zero`
-     * publishes Stock 0, `unpublish` also sends Published false, `keep` leaves the store alone. A diff
-     * that would vanish more than `maxFraction` of the previous snapshot's SKUs (and more than 10)
-     * vanishes none: they are held until confirmed. @defaultValue { action: zero, maxFraction: 0.05 }
-     */
-    vanished: z
-      .object({ action: z.enum(['zero', 'unpublish', 'keep']).default('zero'), maxFraction: z.number().min(0).max(1).default(0.05) })
-      .strict()
-      .optional(),
-  };
-}
 
 /** An IANA time zone Intl knows (`Europe/Madrid`), or `UTC`. */
 const timeZone = z.string().refine((zone) => {
@@ -73,7 +51,7 @@ const sourceBase = {
   limit: positiveInt.default(1000),
   /** Maps source columns to store fields, for columns whose names differ. */
   mapping: fieldMapping,
-  ...snapshotDiffOptions(),
+  ...snapshotDiffOptions(cron),
   /** What a fractional Stock (5.5 kg) becomes; the rest of the row flows either way. @defaultValue 'floor' */
   stockRounding,
 };
@@ -145,6 +123,11 @@ export const httpSourceSchema = z.object({
   overlapMs,
   /** Query parameter carrying the last record's key when a poll continues (paging rows that share a cursor); unset: none. */
   afterKeyParam: z.string().min(1).optional(),
+  /**
+   * URL answering the full current set (same headers and recordsPath, one GET, no cursor), for the
+   * reconcile and the snapshot diff. Unset: no snapshot.
+   */
+  snapshotUrl: z.string().url().optional(),
 });
 
 export const sourceSchema = z.discriminatedUnion('kind', [sqlSourceSchema, csvSourceSchema, httpSourceSchema]);
@@ -390,45 +373,6 @@ export const configSchema = z.object({
     }
   });
 });
-
-/** Rules of the snapshot diff options (`snapshotDiffOptions`) that span several keys of a source. */
-function checkDiffSources(
-  config: { inventory: { sources: ReadonlyArray<z.infer<typeof sourceSchema>> }; fulfillment: { sources: ReadonlyArray<z.infer<typeof sourceSchema>> } },
-  ctx: z.RefinementCtx,
-): void {
-  config.inventory.sources.forEach((source, index) => {
-    const path = ['inventory', 'sources', index];
-    const hasSnapshot = source.kind === 'sql' ? source.snapshot !== undefined : source.kind === 'csv' ? source.snapshotFile !== undefined : false;
-    if (source.diff !== undefined && !hasSnapshot) {
-      const needed = source.kind === 'sql' ? 'a snapshot query' : source.kind === 'csv' ? 'a snapshotFile' : 'a snapshot (HTTP sources have none yet)';
-      ctx.addIssue({ code: 'custom', path: [...path, 'diff'], message: `source ${source.name}: diff needs ${needed}` });
-    }
-    if (source.diff === undefined && source.schedule === undefined) {
-      ctx.addIssue({ code: 'custom', path: [...path, 'schedule'], message: `source ${source.name}: schedule is required (only a source with a diff may leave it out)` });
-    }
-    if (source.kind === 'sql' && source.changes === undefined && source.diff === undefined) {
-      ctx.addIssue({ code: 'custom', path: [...path, 'changes'], message: `source ${source.name}: changes is required (only a source with a snapshot and a diff may leave it out)` });
-    }
-    if (source.kind === 'sql' && source.changes === undefined && source.schedule !== undefined) {
-      ctx.addIssue({ code: 'custom', path: [...path, 'schedule'], message: `source ${source.name}: schedule polls the changes query, and there is none: diff.schedule is this source's schedule` });
-    }
-  });
-  config.fulfillment.sources.forEach((source, index) => {
-    const path = ['fulfillment', 'sources', index];
-    for (const key of ['diff', 'vanished', 'deletions'] as const) {
-      if (key in source && (source as Record<string, unknown>)[key] !== undefined) {
-        ctx.addIssue({ code: 'custom', path: [...path, key], message: `source ${source.name}: ${key} is an inventory source option` });
-      }
-    }
-    if (source.schedule === undefined) ctx.addIssue({ code: 'custom', path: [...path, 'schedule'], message: `source ${source.name}: schedule is required` });
-    if (source.kind === 'sql' && source.changes === undefined) ctx.addIssue({ code: 'custom', path: [...path, 'changes'], message: `source ${source.name}: changes is required` });
-  });
-}
-
-/** A source's `vanished` options with their defaults. */
-export function vanishedOptions(source: SourceConfig): { action: 'zero' | 'unpublish' | 'keep'; maxFraction: number } {
-  return { action: source.vanished?.action ?? 'zero', maxFraction: source.vanished?.maxFraction ?? 0.05 };
-}
 
 export type Config = z.infer<typeof configSchema>;
 export type SourceConfig = z.infer<typeof sourceSchema>;

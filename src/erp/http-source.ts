@@ -6,18 +6,19 @@
  * UTC, moved back by `overlapMs`. With `afterKeyParam`, a read that continues a poll also sends the last
  * record's key, and the endpoint must then return the records with (cursor, key) after (cursor, that
  * key), in that order: rows sharing one cursor are paged (polling.ts). Header values are secrets:
- * registered, and never in messages.
+ * registered, and never in messages. With `snapshotUrl`, the source also has a snapshot (the reconcile,
+ * the snapshot diff): one GET of the full set.
  */
 import { Agent, request } from 'undici';
 
 import type { HttpSourceConfig } from '../config/schema.js';
-import { ErpError, type ErpErrorCode } from '../errors.js';
+import { ErpError, type ErpErrorCode, formatIssue } from '../errors.js';
 import { redactText, registerSecret } from '../secrets.js';
 import { bodyExcerpt } from '../store/errors.js';
 import { toCursor } from './cursor.js';
-import { pollChanges, pollSettingsFor, type ReadPage } from './polling.js';
-import type { SourceDeps } from './source-deps.js';
-import type { ChangeSource, Cursor, ReadOptions } from './types.js';
+import { pollChanges, pollSettingsFor, type ReadPage, toBatchParts } from './polling.js';
+import { snapshotChunk, type SourceDeps } from './source-deps.js';
+import type { ChangeSource, Cursor, ReadOptions, SnapshotChunk, SnapshotOptions } from './types.js';
 
 /** How to read from the start, shown when a first poll reads nothing (see polling.ts). */
 const FIRST_POLL_HINT =
@@ -69,6 +70,10 @@ export function createHttpSource(config: HttpSourceConfig, deps: SourceDeps): Ch
     if (start !== null) url.searchParams.set(config.cursorParam, start instanceof Date ? start.toISOString() : String(start));
     if (afterKeyParam !== undefined && page.afterKey !== null) url.searchParams.set(afterKeyParam, String(page.afterKey));
     url.searchParams.set(config.limitParam, String(limit));
+    return fetchFrom(url);
+  }
+
+  async function fetchFrom(url: URL): Promise<Record<string, unknown>[]> {
     const shown = `GET ${url.origin}${url.pathname}`;
     let status: number;
     let text: string;
@@ -104,11 +109,27 @@ export function createHttpSource(config: HttpSourceConfig, deps: SourceDeps): Ch
     return records;
   }
 
-  return {
+  const source: ChangeSource = {
     name: config.name,
     kind: 'http',
     readChanges: (cursor: Cursor, limit: number, options?: ReadOptions) =>
       pollChanges(cursor ?? initialCursor, limit, settings, fetchRecords, options),
     close: () => agent.close(),
   };
+  const { snapshotUrl } = config;
+  if (snapshotUrl !== undefined) {
+    // One GET of the whole set (same headers and recordsPath), handed out in chunks of `limit`.
+    source.snapshot = async function* snapshot(options?: SnapshotOptions): AsyncIterable<SnapshotChunk> {
+      const rows = await fetchFrom(new URL(snapshotUrl));
+      for (let start = 0; start < rows.length; start += config.limit) {
+        const { records, rejected } = toBatchParts(rows.slice(start, start + config.limit), { ...settings, rowNoun: 'snapshot record' }, false);
+        for (const bad of rejected) {
+          settings.logger.warn({ ref: bad.ref, issues: bad.issues.map(formatIssue) }, 'snapshot record rejected');
+          options?.onRejected?.(bad);
+        }
+        if (records.length + rejected.length > 0) yield snapshotChunk(records, rejected);
+      }
+    };
+  }
+  return source;
 }

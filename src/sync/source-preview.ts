@@ -42,9 +42,10 @@ export function storedCursor(redis: Redis, prefix: string, flow: SourceFlow, sou
  * Reads one batch of `source` from `from` and sorts it as the flow's producer would; writes nothing.
  * `records` and `rejects` hold at most `limit` entries each (a source without a tiebreak may return
  * more to get past rows sharing a cursor, a CSV file is read whole); `read` and `refused` count them all.
+ * With `snapshot` (a source polled only by its snapshot diff) the batch is the snapshot's first records.
  */
-export async function previewSource(source: ChangeSource, options: { flow: SourceFlow; from: Cursor; limit: number }): Promise<SourcePreview> {
-  const batch = await source.readChanges(options.from, options.limit);
+export async function previewSource(source: ChangeSource, options: { flow: SourceFlow; from: Cursor; limit: number; snapshot?: boolean }): Promise<SourcePreview> {
+  const batch = options.snapshot ? await snapshotBatch(source, options.limit) : await source.readChanges(options.from, options.limit);
   const check = options.flow === 'inventory' ? inventoryRecordIssues : shipmentRecordIssues;
   const records: SourceRecord[] = [];
   const rejects: RejectedRecord[] = [...batch.rejected];
@@ -63,4 +64,15 @@ export async function previewSource(source: ChangeSource, options: { flow: Sourc
     read: batch.records.length + batch.rejected.length + (batch.known ?? 0),
     refused: rejects.length,
   };
+}
+
+/** The first `limit` records of the source's snapshot, and the rows it refused among them. */
+async function snapshotBatch(source: ChangeSource, limit: number): Promise<{ records: SourceRecord[]; rejected: RejectedRecord[]; nextCursor: Cursor; known?: number }> {
+  const records: SourceRecord[] = [];
+  const rejected: RejectedRecord[] = [];
+  for await (const chunk of source.snapshot?.({ onRejected: (record) => void rejected.push(record) }) ?? []) {
+    records.push(...chunk);
+    if (records.length + rejected.length >= limit) break;
+  }
+  return { records: records.slice(0, limit), rejected, nextCursor: null };
 }

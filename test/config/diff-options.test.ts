@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
+import { vanishedOptions } from '../../src/config/diff-options.js';
 import { loadConfig } from '../../src/config/load.js';
-import { vanishedOptions } from '../../src/config/schema.js';
 import { ConfigError } from '../../src/errors.js';
 
 const URL = 'postgres://postgres@127.0.0.1:5432/test';

@@ -4,7 +4,7 @@
  * deletions read first. One info line per diff that moved something; the report is emitted as
  * `inventory:diff:done`.
  */
-import { vanishedOptions } from '../../config/schema.js';
+import { vanishedOptions } from '../../config/diff-options.js';
 import { INVENTORY_FIELDS } from '../../erp/fields.js';
 import { createSource } from '../../erp/index.js';
 import { ConfigError } from '../../errors.js';

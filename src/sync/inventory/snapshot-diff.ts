@@ -60,6 +60,8 @@ export async function diffSource(rt: InventoryRuntime, source: ChangeSource, opt
   if (!source.snapshot) throw new Error(`inventory source ${source.name} has no snapshot to diff`);
   const diffState = new DiffState(rt.redis, rt.config.redis.prefix);
   // What is left of it once the snapshot is read: the SKUs absent from it.
+  // Every value of the snapshot was read after this instant (reservations.ts).
+  const observedAt = rt.now();
   const unseen = await diffState.fingerprints(source.name);
   const previous = unseen.size;
   const snapshot = await readSnapshot(source, unseen, options.signal);
@@ -68,7 +70,7 @@ export async function diffSource(rt: InventoryRuntime, source: ChangeSource, opt
     rt.logger.warn({ source: source.name, refused: snapshot.refused, sample: snapshot.refusedSample }, `snapshot diff of ${source.name}: ${snapshot.refused} row(s) refused; their SKUs are kept as they were`);
   }
 
-  report.queued = await queueChanged(rt, diffState, source.name, snapshot.changed);
+  report.queued = await queueChanged(rt, diffState, source.name, snapshot.changed, observedAt);
 
   const absent = [...unseen.keys()].filter((key) => !snapshot.kept.has(targetParts(key).code));
   const elsewhere = await providedElsewhere(rt, diffState, source.name, absent, options.otherSources);
@@ -138,7 +140,7 @@ async function readSnapshot(source: ChangeSource, unseen: Map<string, string>, s
  * row is not newer than) is not queued; one that had vanished comes back (and, unpublished by it, is
  * published again unless its row says otherwise).
  */
-async function queueChanged(rt: InventoryRuntime, diffState: DiffState, source: string, changed: ErpSnapshot): Promise<number> {
+async function queueChanged(rt: InventoryRuntime, diffState: DiffState, source: string, changed: ErpSnapshot, observedAt: number): Promise<number> {
   const rows: Array<SnapshotRow & { key: string }> = [];
   for (const [sku, first] of changed.skus()) {
     for (let row: number | undefined = first; row !== undefined; row = changed.next(row)) {
@@ -168,7 +170,7 @@ async function queueChanged(rt: InventoryRuntime, diffState: DiffState, source: 
       return true;
     });
     if (toQueue.length > 0) {
-      const priorities = await rt.state.merge(await snapshotEntries(rt.state, toQueue, at, { resend: true }));
+      const priorities = await rt.state.merge(await snapshotEntries(rt.state, toQueue, at, { resend: true }, observedAt));
       queued += await enqueueSkus(
         rt.queue,
         toQueue.map(({ sku }) => sku),

@@ -24,12 +24,16 @@ export interface SnapshotRow {
 /** How the entries are flagged: `force` (the reconcile saw the store differ) or `resend` (the diff saw the ERP change). */
 export type SnapshotFlags = Pick<PendingEntry, 'force' | 'resend'>;
 
-/** The rows' pending entries, versioned as the module comment says, merged at `at`. */
+/**
+ * The rows' pending entries, versioned as the module comment says, merged at `at`; `observedAt` is when
+ * the read that gave them began (reservations.ts: a booking seen after it still applies), `at` by default.
+ */
 export async function snapshotEntries(
   state: InventoryState,
   rows: readonly SnapshotRow[],
   at: number,
   flags: SnapshotFlags,
+  observedAt: number = at,
 ): Promise<Array<{ sku: string; entries: Record<string, PendingEntry> }>> {
   const unversioned = rows.filter(({ cursor }) => cursorToVersion(cursor) === null).map(({ sku }) => sku);
   const applied = await state.appliedVersions(unversioned);
@@ -42,7 +46,7 @@ export async function snapshotEntries(
         version: version ?? applied.get(sku)?.get(field) ?? 0,
         at,
         source,
-        observedAt: at,
+        observedAt,
         ...(cursor === null ? {} : { cursor }),
         ...(isTimestampCursor(cursor) && version !== null ? { changedAt: version } : {}),
         ...flags,

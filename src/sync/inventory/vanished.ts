@@ -5,7 +5,7 @@
  * written), the SKU is recorded as vanished (`inventory explain`) and its fingerprint removed, so that
  * it flows as new when it comes back.
  */
-import { vanishedOptions } from '../../config/schema.js';
+import { vanishedOptions } from '../../config/diff-options.js';
 import type { Cursor } from '../../erp/types.js';
 import { ConfigError } from '../../errors.js';
 import type { FlowDeps } from '../flow.js';

@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
+import { INVENTORY_FIELDS } from '../../../src/erp/fields.js';
+import { createSource } from '../../../src/erp/index.js';
 import { createLogger } from '../../../src/log.js';
 import { Readiness } from '../../../src/ops/health.js';
 import { buildHttpServer } from '../../../src/ops/http-server.js';
@@ -14,6 +16,7 @@ import { DiffState } from '../../../src/sync/inventory/diff-state.js';
 import { explainSku } from '../../../src/sync/inventory/explain.js';
 import { confirmVanished, type InventoryFlow, markSalesProcessed, startInventoryFlow } from '../../../src/sync/inventory/index.js';
 import { type InventoryRuntime, openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
+import { diffSource } from '../../../src/sync/inventory/snapshot-diff.js';
 import { confirmHeld } from '../../../src/sync/inventory/vanished.js';
 import { waitFor } from '../../../src/wait-for.js';
 import { cli } from '../../helpers/cli.js';
@@ -255,6 +258,34 @@ describe('snapshot diff', () => {
     expect(await diffState.fingerprints('erp')).toEqual(prints);
     expect(await rt.queue.count()).toBe(0);
     expect((await rt.state.read('D-02')).pending.size).toBe(0);
+  });
+
+  it('changes nothing when a shutdown cuts the read short', async () => {
+    const f = await start();
+    await f.diff('erp');
+    await settled();
+    const diffState = new DiffState(rt.redis, h.prefix);
+    const prints = await diffState.fingerprints('erp');
+    await db.query(`DELETE FROM ${table} WHERE code > 'D-06'`);
+    await setStock('D-01', 1, { moveCursor: false });
+    const config = flowDeps.config.inventory.sources[0]!;
+    const erp = createSource(config, { fields: INVENTORY_FIELDS, logger: rt.logger });
+    const stop = new AbortController();
+    // The shutdown comes once the first chunk of five rows is read.
+    const cut = { ...erp, snapshot: async function* () {
+      for await (const chunk of erp.snapshot!()) {
+        yield chunk;
+        stop.abort(new Error('shutting down'));
+      }
+    } };
+    try {
+      await expect(diffSource(rt, cut, { vanished: { action: 'zero', maxFraction: 1 }, otherSources: [], signal: stop.signal })).rejects.toThrow('shutting down');
+    } finally {
+      await erp.close();
+    }
+    expect(await diffState.fingerprints('erp')).toEqual(prints);
+    expect(await rt.queue.count()).toBe(0);
+    expect((await rt.state.read('D-01')).pending.size).toBe(0);
   });
 
   it('runs a source with a snapshot and a diff but no changes query and no schedule, on its diff schedule', async () => {
