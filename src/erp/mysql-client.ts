@@ -28,18 +28,19 @@ export function openMysql(url: string, settings: DriverSettings): SqlClient {
     uri: url.replace(/^mariadb:/i, 'mysql:'),
     connectionLimit: settings.max,
     connectTimeout: settings.connectTimeoutMs,
-    // DECIMAL stays text (exact); BIGINT becomes a number when it fits, text otherwise; DATETIME a Date
-    // (typeCast); DATE a Date at midnight UTC.
+    // DECIMAL stays text (exact); BIGINT becomes a number when it fits, text otherwise; DATETIME,
+    // TIMESTAMP and DATE (midnight) Dates in the zone (typeCast).
     decimalNumbers: false,
     supportBigNumbers: true,
     dateStrings: false,
     timezone: 'Z',
     charset: 'utf8mb4',
     typeCast(field, next) {
-      if (field.type !== 'DATETIME' && field.type !== 'TIMESTAMP') return next();
+      if (field.type !== 'DATETIME' && field.type !== 'TIMESTAMP' && field.type !== 'DATE') return next();
       const text = field.string();
+      if (text === null) return null;
       // A zero date ('0000-00-00 00:00:00') has no instant.
-      return text === null ? null : (naiveToDate(text, zone) ?? null);
+      return naiveToDate(field.type === 'DATE' ? `${text} 00:00:00` : text, zone) ?? null;
     },
   });
   const fail = (what: string, error: unknown) => sqlError(settings.name, url, what, error);

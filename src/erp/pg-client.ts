@@ -11,17 +11,26 @@ import { naiveToDate, offsetTextToDate, zonedText } from './zoned-time.js';
 
 type Queryable = pg.Pool | pg.PoolClient;
 
-/** Type OIDs of `timestamp without time zone` and `timestamp with time zone`. */
+/** Type OIDs of `date`, `timestamp without time zone` and `timestamp with time zone`. */
+const DATE_OID = 1082;
 const TIMESTAMP_OID = 1114;
 const TIMESTAMPTZ_OID = 1184;
 
-/** pg's type parsers, except timestamps: naive ones in `zone`, both with their microseconds. */
+/** A value of one of those types as a Date (undefined: leave it to pg). */
+function parseTime(oid: number, text: string, zone: string): Date | undefined {
+  if (oid === TIMESTAMP_OID) return naiveToDate(text, zone);
+  // A day starts at midnight in the zone, as the bound `:cursor` is written (zoned-time.ts).
+  if (oid === DATE_OID) return naiveToDate(`${text} 00:00:00`, zone);
+  return offsetTextToDate(text);
+}
+
+/** pg's type parsers, except dates and timestamps: naive ones in `zone`, all with their microseconds. */
 function typeParsers(zone: string): pg.CustomTypesConfig {
   const getTypeParser = ((oid: number, format?: 'text' | 'binary') => {
     const fallback = format === 'binary' ? pg.types.getTypeParser(oid, 'binary') : pg.types.getTypeParser(oid);
-    if (format === 'binary' || (oid !== TIMESTAMP_OID && oid !== TIMESTAMPTZ_OID)) return fallback;
+    if (format === 'binary' || (oid !== DATE_OID && oid !== TIMESTAMP_OID && oid !== TIMESTAMPTZ_OID)) return fallback;
     // `infinity` and BC dates are left to pg.
-    return (text: string) => (oid === TIMESTAMP_OID ? naiveToDate(text, zone) : offsetTextToDate(text)) ?? (fallback as (value: string) => unknown)(text);
+    return (text: string) => parseTime(oid, text, zone) ?? (fallback as (value: string) => unknown)(text);
   }) as pg.CustomTypesConfig['getTypeParser'];
   return { getTypeParser };
 }

@@ -72,16 +72,20 @@ export interface PollSettings {
   stockRounding?: StockRounding;
 }
 
+/** A source that cannot page rows sharing one cursor (`pollSettingsFor`'s default). */
+const NO_TIEBREAK = { pagesByKey: false, hint: 'give the source a tiebreak (a SQL query: :afterKey; an HTTP source: afterKeyParam)' };
+
 /**
  * The settings of a polled source (SQL, HTTP), with its child logger; `firstPollHint` says how to make
- * a first poll read from the start (logged, once, when one reads nothing).
+ * a first poll read from the start (logged, once, when one reads nothing); `tiebreak` whether the
+ * source pages rows sharing one cursor by key, and how to make it (for the error when it cannot).
  */
 export function pollSettingsFor(
   config: { name: string; overlapMs: number; mapping: Readonly<Record<string, string>>; stockRounding?: StockRounding | undefined },
   deps: SourceDeps,
   rowNoun: string,
   firstPollHint: string,
-  tiebreak: { pagesByKey: boolean; hint: string },
+  tiebreak: { pagesByKey: boolean; hint: string } = NO_TIEBREAK,
 ): PollSettings {
   const logger = deps.logger.child({ source: config.name });
   let warned = false;

@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { SqlSourceConfig } from '../../src/config/schema.js';
 import { INVENTORY_FIELDS } from '../../src/erp/fields.js';
 import { createSource } from '../../src/erp/index.js';
+import { openSql } from '../../src/erp/sql-client.js';
 import type { ChangeSource } from '../../src/erp/types.js';
 import { silentLogger } from '../../src/log.js';
 import { mariaScratch, PG_URL, pgScratch } from './databases.js';
@@ -109,5 +110,25 @@ describe('ERPNext tabBin on MariaDB (modified datetime(6) in the site time zone)
     expect(codes(third.records)).toContain('AFTER');
     expect(third.nextCursor).toBe('2024-10-27T02:05:00.000Z');
     expect(codes((await erp.readChanges(third.nextCursor, 10)).records)).toEqual(['AFTER']);
+  });
+});
+
+describe('DATE columns', () => {
+  it('start at midnight in the configured zone on both databases, whatever TZ is', async () => {
+    const maria = await mariaScratch();
+    try {
+      const onPg = openSql(PG_URL, { timeZone: 'Europe/Madrid' });
+      const onMaria = openSql(maria.url, { timeZone: 'Europe/Madrid' });
+      try {
+        const [fromPg] = await onPg.query<{ day: Date }>("SELECT DATE '2024-05-01' AS day");
+        const [fromMaria] = await onMaria.query<{ day: Date }>("SELECT DATE '2024-05-01' AS day");
+        expect(fromPg?.day.toISOString()).toBe('2024-04-30T22:00:00.000Z');
+        expect(fromMaria?.day.toISOString()).toBe('2024-04-30T22:00:00.000Z');
+      } finally {
+        await Promise.all([onPg.close(), onMaria.close()]);
+      }
+    } finally {
+      await maria.drop();
+    }
   });
 });

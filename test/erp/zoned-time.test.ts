@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { sqlSourceSchema } from '../../src/config/schema.js';
 import { compareCursors, cursorToVersion, pollStart, toCursor } from '../../src/erp/cursor.js';
 import { PreciseDate } from '../../src/erp/precise-date.js';
+import { openSql } from '../../src/erp/sql-client.js';
 import { backwardShiftNear, naiveToDate, offsetTextToDate, wallText, zonedText } from '../../src/erp/zoned-time.js';
 
 const iso = (date: Date | undefined): string | undefined => date?.toISOString();
@@ -106,5 +108,16 @@ describe('microsecond cursors', () => {
     expect(start instanceof Date ? start.toISOString() : start).toBe('2024-05-01T10:00:00.123456Z');
     const overlapped = pollStart('2024-05-01T10:01:00.123456Z', 60_000);
     expect(overlapped instanceof Date ? overlapped.toISOString() : overlapped).toBe('2024-05-01T10:00:00.123456Z');
+  });
+});
+
+describe('timeZone in the configuration', () => {
+  it('accepts IANA names and refuses a mistyped zone, naming the rule', () => {
+    const base = { name: 'erp', kind: 'sql', schedule: '* * * * * *', url: 'mysql://root@127.0.0.1/test', changes: 'SELECT 1' };
+    expect(sqlSourceSchema.parse({ ...base, timeZone: 'Europe/Madrid' }).timeZone).toBe('Europe/Madrid');
+    const refused = sqlSourceSchema.safeParse({ ...base, timeZone: 'Europe/Madird' });
+    expect(refused.success).toBe(false);
+    expect(refused.error?.issues[0]).toMatchObject({ path: ['timeZone'], message: 'an IANA time zone such as "Europe/Madrid", or "UTC"' });
+    expect(() => openSql('mysql://root@127.0.0.1/test', { timeZone: 'Mars/Olympus' })).toThrow('openSql: unknown time zone "Mars/Olympus"');
   });
 });
