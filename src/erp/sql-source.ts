@@ -106,7 +106,8 @@ export function createSqlSource(config: SqlSourceConfig, deps: SourceDeps): Chan
       for await (const rows of sql.stream(snapshotQuery, {}, config.limit)) {
         const { records, rejected } = toBatchParts(rows, { ...settings, rowNoun: 'snapshot row' }, false);
         for (const bad of rejected) {
-          settings.logger.warn({ ref: bad.ref, issues: bad.issues.map(formatIssue) }, 'snapshot row rejected');
+          // The ref is a key of the line already: the issues do not repeat it.
+          settings.logger.warn({ ref: bad.ref, issues: bad.issues.map((issue) => formatIssue(issue.record === bad.ref ? { ...issue, record: undefined } : issue)) }, 'snapshot row rejected');
           options?.onRejected?.(bad);
         }
         if (records.length + rejected.length > 0) yield snapshotChunk(records, rejected);

@@ -1,8 +1,8 @@
 /**
  * How the inventory flow runs the snapshot diff of its sources: on each source's `diff.schedule`
  * (`inventory:diff:{source}`), one run at a time per source beside its polls, with the source's
- * deletions read first. One info line per diff that moved something; the report is emitted as
- * `inventory:diff:done`.
+ * deletions read first. The report is emitted as `inventory:diff:done` (the activity log writes one
+ * info line per diff that moved something).
  */
 import { vanishedOptions } from '../../config/diff-options.js';
 import { INVENTORY_FIELDS } from '../../erp/fields.js';
@@ -47,9 +47,8 @@ export async function runDiff(rt: InventoryRuntime, sources: ReadonlyMap<string,
   report.deleted = deleted;
   rt.metrics.erpRecordsRead.inc({ source: name }, report.read);
   rt.metrics.markSuccess('inventory', rt.now());
-  const moved = report.queued + report.vanished + report.held + report.deleted > 0;
-  if (moved) rt.logger.info({ ...report }, `snapshot diff of ${name}: ${report.changed} changed, ${report.queued} queued, ${report.vanished} vanished, ${report.held} held`);
-  else rt.logger.debug({ ...report }, 'snapshot diff done');
+  // The operator's line is the activity log's (src/ops/activity-log.ts), from this event.
+  rt.logger.debug({ ...report }, 'snapshot diff done');
   rt.events.emit('inventory:diff:done', report);
   return report;
 }

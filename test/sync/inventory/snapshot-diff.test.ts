@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { INVENTORY_FIELDS } from '../../../src/erp/fields.js';
 import { createSource } from '../../../src/erp/index.js';
 import { createLogger } from '../../../src/log.js';
+import { ActivityLog } from '../../../src/ops/activity-log.js';
 import { Readiness } from '../../../src/ops/health.js';
 import { buildHttpServer } from '../../../src/ops/http-server.js';
 import { QUEUE_NAMES } from '../../../src/queue/connection.js';
@@ -291,12 +292,15 @@ describe('snapshot diff', () => {
   it('runs a source with a snapshot and a diff but no changes query and no schedule, on its diff schedule', async () => {
     const { changes: _changes, schedule: _schedule, ...rest } = source({ diff: { schedule: '* * * * * *' } });
     const f = await start(rest);
+    const activity = new ActivityLog({ logger: flowDeps.logger, summaryIntervalMs: 3_600_000 });
+    activity.watchInventory(f.events);
     const report = await f.events.next('inventory:diff:done');
+    activity.close();
     expect(report).toMatchObject({ source: 'erp', read: 12, queued: 12 });
     await settled();
     expect(storeItem('D-12')?.Stock).toBe(21);
     await expect(f.poll('erp')).rejects.toThrow(/not polled|no changes query/);
-    expect(logs).toMatch(/snapshot diff of erp: 12 changed, 12 queued/);
+    expect(logs).toMatch(/"level":"info".*snapshot diff of erp: 12 rows read, 12 changed, 12 SKUs queued, 0 vanished, 0 held/);
   });
 
   it('vanishes the SKUs the deletions query names, until a newer change names them again', async () => {
