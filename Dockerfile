@@ -2,8 +2,10 @@
 #   docker build -t storesync .
 #   docker run --rm -e STORE_BASE_URL=... -e STORE_USERNAME=... -e STORE_PASSWORD=... storesync run
 
+# Node 24, the current LTS (storesync supports Node ≥ 22.13: README, "Node versions").
+
 # --- build: TypeScript → dist/
-FROM node:22-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: the prepare script builds, and the sources are not copied yet.
@@ -14,7 +16,7 @@ COPY bench ./bench
 RUN npm run build
 
 # --- runtime
-FROM node:22-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 # tini is PID 1: it forwards SIGTERM to node (graceful shutdown) and reaps zombies.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends tini \

@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config/schema.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
+import { ActivityLog } from './ops/activity-log.js';
 import { Readiness } from './ops/health.js';
 import { DASHBOARD_PATH, type HttpServer, startHttpServer } from './ops/http-server.js';
 import { collectQueueDepth } from './ops/queue-depth.js';
@@ -99,6 +100,8 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
     ...(deps.instance ? { instance: deps.instance } : {}),
   };
   const flows: Flow[] = [];
+  // What the flows do, as lines an operator reads (polls, failures for good, a summary per interval).
+  const activity = new ActivityLog({ logger: deps.logger.child({ component: 'activity' }), summaryIntervalMs: config.log.summaryIntervalMs });
   let http: HttpServer | undefined;
   let stopCollecting: (() => void) | undefined;
   let closing: Promise<void> | undefined;
@@ -111,6 +114,7 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
       results.forEach((result, i) => {
         if (result.status === 'rejected') logger.error({ flow: flows[i]?.name, err: result.reason }, 'flow did not close cleanly');
       });
+      activity.close();
       await http?.close();
       stopCollecting?.();
       if (ownStore) await store.close();
@@ -124,6 +128,9 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
     const control = await startControlFlow(flowDeps, { role, actions: deps.controlActions ?? flowActions(flowDeps) });
     flows.push(control);
     const dataFlows = await startFlows(flowDeps, role, flows);
+    activity.watchInventory(dataFlows.inventory.events);
+    activity.watchSales(dataFlows.sales.events);
+    activity.watchFulfillment(dataFlows.fulfillment.events);
     for (const flow of flows) for (const worker of flow.workers ?? []) watchdog.watch(worker);
 
     const queues = uniqueQueues(flows);

@@ -12,7 +12,7 @@ export function registerConfigCommands(program: Command, ctx: CliContext): void 
     .description('validate the configuration, summarize what will run and print the effective values, secrets masked')
     .option('--json', 'print JSON instead of YAML-like text')
     .action(async (opts: { json?: boolean }) => {
-      const loaded = ctx.config();
+      const loaded = ctx.config('daemon');
       const effective = maskSecrets(loaded);
       if (opts.json) {
         ctx.io.stdout.write(`${JSON.stringify(effective, null, 2)}\n`);

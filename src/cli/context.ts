@@ -1,6 +1,10 @@
 /**
  * What every CLI command needs: the configuration (loaded once, from the global --config option) and a
  * logger. Commands receive a `CliContext` and never read process.env themselves.
+ *
+ * A command prints its result on stdout and nothing on stderr unless something goes wrong: its logger
+ * writes warnings and errors only, unless `--verbose` (then `log.level`, at least info) or `--log-level`
+ * is given. The daemon (`run`) logs at `log.level`.
  */
 import type { Command } from 'commander';
 
@@ -19,10 +23,36 @@ export interface CliIo {
   pid?: number;
 }
 
+/**
+ * What part of the configuration a command uses: `daemon` all of it (`run`, `config check`), `command`
+ * all but `admin` (no command serves /admin), `sources` only the sources, Redis and logs. A `${NAME}` left
+ * unset in a part the command does not use is no problem for it.
+ */
+export type ConfigScope = 'daemon' | 'command' | 'sources';
+
+const UNUSED_SECTIONS: Readonly<Record<ConfigScope, readonly string[]>> = {
+  daemon: [],
+  command: ['admin'],
+  sources: ['admin', 'store', 'http', 'sales', 'shutdown'],
+};
+
 export interface CliContext {
   io: CliIo;
-  config(): Readonly<Config>;
-  logger(): Logger;
+  /** The configuration, loaded at the first call (with that call's scope). */
+  config(scope?: ConfigScope): Readonly<Config>;
+  /** Logs on stderr: a `command`'s warnings and errors only (see the module comment), the `daemon`'s at `log.level`. */
+  logger(kind?: 'command' | 'daemon'): Logger;
+}
+
+/** Levels from the most to the least verbose, as pino orders them. */
+const LEVELS: ReadonlyArray<Config['log']['level']> = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+/** The level a CLI logger writes at: `log.level` for the daemon or when asked, else no less severe than warn. */
+export function cliLogLevel(configured: Config['log']['level'], options: { kind: 'command' | 'daemon'; verbose: boolean; explicit: boolean }): Config['log']['level'] {
+  if (options.kind === 'daemon' || options.explicit) return configured;
+  const rank = (level: Config['log']['level']): number => LEVELS.indexOf(level);
+  if (options.verbose) return rank(configured) > rank('info') ? 'info' : configured;
+  return rank(configured) < rank('warn') ? 'warn' : configured;
 }
 
 /** Builds the context lazily so that `--help` works without a valid configuration. */
@@ -31,18 +61,21 @@ export function createContext(program: Command, io: CliIo): CliContext {
   let logger: Logger | undefined;
   return {
     io,
-    config() {
+    config(scope = 'command') {
       const opts = program.opts<{ config?: string; logLevel?: string }>();
       config ??= loadConfig({
         env: io.env,
+        unusedSections: UNUSED_SECTIONS[scope],
         ...(opts.config ? { configFile: opts.config } : {}),
         ...(opts.logLevel ? { overrides: { log: { level: opts.logLevel } } } : {}),
       });
       return config;
     },
-    logger() {
+    logger(kind = 'command') {
+      const opts = program.opts<{ logLevel?: string; verbose?: boolean }>();
+      const level = cliLogLevel(this.config().log.level, { kind, verbose: opts.verbose === true, explicit: opts.logLevel !== undefined });
       // Logs go to stderr for CLI commands so that --json output on stdout stays parseable.
-      logger ??= createLogger({ level: this.config().log.level, destination: io.stderr });
+      logger ??= createLogger({ level, destination: io.stderr });
       return logger;
     },
   };

@@ -126,9 +126,13 @@ export class OptionValues {
     return Number.isNaN(ms) ? this.#bad(option, value, 'an ISO 8601 time with a zone, e.g. 2025-05-01T12:00:00Z') : ms;
   }
 
-  /** Throws a ValidationError listing every bad option, if any. */
-  check(context: string): void {
-    if (this.#issues.length > 0) throw new ValidationError(this.#issues, context);
+  /**
+   * Throws a ValidationError listing every bad option, if any, followed by `more` (what a check of the
+   * values that did parse found: a `--price 0` the store's rules refuse next to a `--stock 1.5`).
+   */
+  check(context: string, more: readonly ValidationIssue[] = []): void {
+    const issues = [...this.#issues, ...more];
+    if (issues.length > 0) throw new ValidationError(issues, context);
   }
 
   #bad(option: string, value: string, rule: string): undefined {

@@ -29,6 +29,7 @@ export function buildProgram(io: CliIo): { program: Command; ctx: CliContext } {
     .description('Keeps an online store and an ERP in sync.')
     .addOption(new Option('-c, --config <file>', 'config file layered over config/default.yaml (env: STORESYNC_CONFIG)'))
     .addOption(new Option('--log-level <level>', `override log.level: ${LOG_LEVELS.join(', ')}`))
+    .addOption(new Option('-v, --verbose', 'log what the command does on stderr (by default a command writes only its result, and problems)'))
     .hook('preAction', () => {
       // Global options are read before any command runs, the same way as the commands' own.
       const values = new OptionValues();

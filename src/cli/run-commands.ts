@@ -32,8 +32,8 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
       const values = new OptionValues();
       const role = values.oneOf('--role', opts.role, ROLES) ?? 'all';
       values.check('run options');
-      const config = ctx.config();
-      const logger = ctx.logger();
+      const config = ctx.config('daemon');
+      const logger = ctx.logger('daemon');
       const instance = ctx.io.pid === undefined ? undefined : `${hostname()}:${ctx.io.pid}`;
       const daemon = await startDaemon({ config, logger, ...(instance ? { instance } : {}) }, { role });
       await untilAborted(ctx.io.stopSignal);

@@ -89,7 +89,8 @@ export function registerSourcesCommands(program: Command, ctx: CliContext): void
 
 /** The configured sources, or the one(s) called `name`; an unknown name is a usage error (exit 2). */
 function selectTargets(ctx: CliContext, name: string | undefined, command: Command): Target[] {
-  const config = ctx.config();
+  // Reading sources needs neither the store nor /admin: their unset `${NAME}`s are no problem here.
+  const config = ctx.config('sources');
   const all: Target[] = [
     ...config.inventory.sources.map((source) => ({ flow: 'inventory' as const, config: source })),
     ...config.fulfillment.sources.map((source) => ({ flow: 'fulfillment' as const, config: source })),
@@ -110,7 +111,7 @@ async function testSources(
   targets: readonly Target[],
   options: { limit: number | undefined; fromCursor: boolean },
 ): Promise<{ results: SourceTestResult[]; failures: unknown[] }> {
-  const config = ctx.config();
+  const config = ctx.config('sources');
   const logger = ctx.logger();
   // Redis is opened only to read stored cursors, and never written to.
   let redis: Redis | undefined;

@@ -5,7 +5,6 @@
  */
 import type { Command } from 'commander';
 
-import { ValidationError } from '../errors.js';
 import type { InventoryUpdateInput } from '../store/schemas/index.js';
 import { validateInventoryUpdate } from '../store/validation.js';
 import type { CliContext } from './context.js';
@@ -82,11 +81,10 @@ function itemFrom(opts: Opts, values: OptionValues): InventoryUpdateInput {
 function writeItem(ctx: CliContext, opts: Opts, what: string, send: (item: InventoryUpdateInput) => Promise<unknown>): Promise<void> | void {
   const values = new OptionValues();
   const item = itemFrom(opts, values);
-  values.check(what);
+  // Checked here as well as in the client so that --dry-run reports what sending would refuse, and in
+  // one report with the values that do not even parse (those are left out of `item`).
+  values.check(what, validateInventoryUpdate(item));
   const json = opts.json === true;
-  // Checked here as well as in the client so that --dry-run reports what sending would refuse.
-  const issues = validateInventoryUpdate(item);
-  if (issues.length > 0) throw new ValidationError(issues, what);
   if (opts.dryRun === true) {
     printRecord(ctx, json ? { dryRun: true, payload: item } : item, json);
     return;

@@ -34,3 +34,9 @@ export function closestName(name: string, candidates: Iterable<string>): string 
   }
   return best?.name;
 }
+
+/** ` (did you mean "dryRun"?)` when `name` is a typo of one of `candidates`, else an empty string. */
+export function didYouMean(name: string, candidates: Iterable<string>): string {
+  const suggestion = closestName(name, candidates);
+  return suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`;
+}

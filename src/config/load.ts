@@ -57,6 +57,11 @@ export interface LoadConfigOptions {
   overrides?: Record<string, unknown>;
   /** The defaults file; defaults to the package's config/default.yaml. */
   defaultFile?: string;
+  /**
+   * Top-level sections the caller does not use (a CLI command that never serves /admin): a value there
+   * naming an unset `${NAME}` is left at its default instead of being a problem.
+   */
+  unusedSections?: readonly string[];
   /** The environment variables read and the keys they set; defaults to `ENV_KEYS`. */
   envKeys?: Readonly<Record<string, EnvKey>>;
 }
@@ -81,7 +86,7 @@ export function mergeDeep(base: Tree, over: Tree): Tree {
   return out;
 }
 
-function readYaml(file: string, env: LoadConfigOptions['env'], problems: string[]): Tree {
+function readYaml(file: string, env: LoadConfigOptions['env'], problems: string[], unused: ReadonlySet<string> = new Set()): Tree {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -101,25 +106,36 @@ function readYaml(file: string, env: LoadConfigOptions['env'], problems: string[
     problems.push(`${file}: expected a mapping of options at the top level`);
     return {};
   }
-  return substitute(doc, env ?? {}, problems, '') as Tree;
+  return substitute(doc, { env: env ?? {}, problems, unused }, '') as Tree;
 }
 
-/** Replaces `${NAME}` in string values from the environment; an unset variable is a problem. */
-function substitute(value: unknown, env: NonNullable<LoadConfigOptions['env']>, problems: string[], path: string): unknown {
+/** A value of an unused section naming an unset variable: its key is left out (the default applies). */
+const UNSET = Symbol('unset');
+
+/** Replaces `${NAME}` in string values from the environment; an unset variable is a problem (but in an unused section). */
+function substitute(
+  value: unknown,
+  context: { env: NonNullable<LoadConfigOptions['env']>; problems: string[]; unused: ReadonlySet<string> },
+  path: string,
+): unknown {
   if (typeof value === 'string') {
-    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => {
-      const found = env[name];
-      if (found === undefined) {
-        problems.push(`${path}: \${${name}} is used but the environment variable ${name} is not set`);
-        return '';
-      }
-      return found;
+    const unusedSection = context.unused.has(path.split(/[.[]/)[0] ?? '');
+    let unset = false;
+    const text = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => {
+      const found = context.env[name];
+      if (found !== undefined) return found;
+      unset = true;
+      if (!unusedSection) context.problems.push(`${path}: \${${name}} is used but the environment variable ${name} is not set`);
+      return '';
     });
+    return unset && unusedSection ? UNSET : text;
   }
-  if (Array.isArray(value)) return value.map((item, i) => substitute(item, env, problems, `${path}[${i}]`));
+  if (Array.isArray(value)) return value.map((item, i) => substitute(item, context, `${path}[${i}]`)).filter((item) => item !== UNSET);
   if (isTree(value)) {
     return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, substitute(v, env, problems, path ? `${path}.${k}` : k)]),
+      Object.entries(value)
+        .map(([k, v]) => [k, substitute(v, context, path ? `${path}.${k}` : k)])
+        .filter(([, v]) => v !== UNSET),
     );
   }
   return value;
@@ -182,9 +198,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   const env = options.env ?? process.env;
   const problems: string[] = [];
   const defaultFile = options.defaultFile ?? join(packageRoot(), 'config', 'default.yaml');
-  let tree = readYaml(defaultFile, env, problems);
+  const unused = new Set(options.unusedSections ?? []);
+  let tree = readYaml(defaultFile, env, problems, unused);
   const configFile = options.configFile ?? env.STORESYNC_CONFIG;
-  if (configFile) tree = mergeDeep(tree, readYaml(resolve(configFile), env, problems));
+  if (configFile) tree = mergeDeep(tree, readYaml(resolve(configFile), env, problems, unused));
   const envKeys = options.envKeys ?? ENV_KEYS;
   tree = mergeDeep(tree, fromEnv(env, envKeys, problems));
   if (options.overrides) tree = mergeDeep(tree, options.overrides);

@@ -180,6 +180,11 @@ export const configSchema = z.object({
   log: z
     .object({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      /**
+       * How often the daemon logs its activity summary (store writes, failures, sales exported) while
+       * work flows; per-item warnings past 10 of a kind in one period are counted in it. @defaultValue 60000
+       */
+      summaryIntervalMs: positiveInt.default(60_000),
     })
     .prefault({}),
   http: z

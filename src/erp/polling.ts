@@ -239,9 +239,7 @@ export async function pollChanges(
       );
     }
     current = Math.min(current * 2, cap);
-    settings.logger.warn(
-      { source: settings.source, cursor: seenMax, limit: current },
-      `full batch without progress: raising the limit for this poll; ${settings.tiebreakHint}`,
-    );
+    // The logger is the source's child: it names the source already.
+    settings.logger.warn({ cursor: seenMax, limit: current }, `full batch without progress: raising the limit for this poll; ${settings.tiebreakHint}`);
   }
 }

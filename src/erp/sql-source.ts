@@ -101,7 +101,8 @@ export function createSqlSource(config: SqlSourceConfig, deps: SourceDeps): Chan
     source.snapshot = async function* snapshot(): AsyncIterable<SnapshotChunk> {
       for await (const rows of sql.stream(snapshotQuery, {}, config.limit)) {
         const { records, rejected } = toBatchParts(rows, { ...settings, rowNoun: 'snapshot row' }, false);
-        for (const bad of rejected) settings.logger.warn({ ref: bad.ref, issues: bad.issues.map(formatIssue) }, 'snapshot row rejected');
+        // The ref is a key of the line already: the issues do not repeat it.
+        for (const bad of rejected) settings.logger.warn({ ref: bad.ref, issues: bad.issues.map((issue) => formatIssue(issue.record === bad.ref ? { ...issue, record: undefined } : issue)) }, 'snapshot row rejected');
         if (records.length + rejected.length > 0) yield snapshotChunk(records, rejected);
       }
     };

@@ -1,7 +1,9 @@
 /**
  * Authentication of everything under /admin: a bearer token or basic credentials, compared in
- * constant time. Without any credentials configured /admin is refused (403) rather than left open;
- * missing or wrong credentials get 401 with a Basic challenge so that a browser prompts.
+ * constant time, or a browser's session cookie from the login page (`admin-login.ts`). Without any
+ * credentials configured /admin is refused (403) rather than left open. A browser opening a page without
+ * credentials is sent to the login page; other requests get 401 with a challenge naming the scheme
+ * configured (Basic when a user name and password are, else Bearer, which no browser prompts for).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 
@@ -9,6 +11,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
+import { readCookie, SESSION_COOKIE, verifySession } from './admin-session.js';
+
+/** The login page: outside the authenticated context, served by `admin-login.ts`. */
+export const LOGIN_PATH = '/admin/login';
 
 /** Who passed the check: the basic-auth user name, or `token` for the bearer token. */
 export type AdminUser = string;
@@ -30,16 +36,31 @@ export function adminEnabled(admin: Readonly<Config['admin']>): boolean {
   return admin.token !== '' || (admin.username !== '' && admin.password !== '');
 }
 
+const DISABLED: AdminAuthResult = {
+  ok: false,
+  status: 403,
+  message: 'admin access is disabled: set admin.token (ADMIN_TOKEN) or admin.username and admin.password (ADMIN_USERNAME, ADMIN_PASSWORD)',
+};
+
+/**
+ * Checks what the login page's form sent: the token (any user name, the session's user is then
+ * `token`, as with the bearer token), or the basic user name and password.
+ */
+export function checkLogin(admin: Readonly<Config['admin']>, user: string, secret: string): AdminAuthResult {
+  if (!adminEnabled(admin)) return DISABLED;
+  // Every comparison runs, so that the time does not tell which one matched.
+  const tokenOk = safeEqual(secret, admin.token);
+  const userOk = safeEqual(user, admin.username);
+  const passwordOk = safeEqual(secret, admin.password);
+  if (tokenOk) return { ok: true, user: 'token' };
+  if (userOk && passwordOk) return { ok: true, user };
+  return { ok: false, status: 401, message: 'wrong credentials' };
+}
+
 /** Checks an `Authorization` header against the configured admin credentials. */
 export function checkAdminAuth(admin: Readonly<Config['admin']>, authorization: string | undefined): AdminAuthResult {
   const basicConfigured = admin.username !== '' && admin.password !== '';
-  if (!adminEnabled(admin)) {
-    return {
-      ok: false,
-      status: 403,
-      message: 'admin access is disabled: set admin.token (ADMIN_TOKEN) or admin.username and admin.password (ADMIN_USERNAME, ADMIN_PASSWORD)',
-    };
-  }
+  if (!adminEnabled(admin)) return DISABLED;
   const denied: AdminAuthResult = { ok: false, status: 401, message: 'admin credentials required' };
   if (!authorization) return denied;
   const space = authorization.indexOf(' ');
@@ -68,8 +89,14 @@ declare module 'fastify' {
   }
 }
 
-/** A fastify `onRequest` hook enforcing admin authentication on the routes of its context. */
+/** A browser loading a page (not a script's request): it gets the login page rather than a 401. */
+function wantsPage(request: FastifyRequest): boolean {
+  return request.method === 'GET' && (request.headers.accept ?? '').includes('text/html');
+}
+
+/** A fastify `onRequest` hook enforcing admin authentication (header or session cookie) on the routes of its context. */
 export function adminAuthHook(admin: Readonly<Config['admin']>, logger: Logger) {
+  const basicConfigured = admin.username !== '' && admin.password !== '';
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const result = checkAdminAuth(admin, request.headers.authorization);
     if (result.ok) {
@@ -77,8 +104,21 @@ export function adminAuthHook(admin: Readonly<Config['admin']>, logger: Logger) 
       return;
     }
     if (result.status === 401) {
-      if (request.headers.authorization) logger.warn({ ip: request.ip, url: request.url }, 'admin authentication failed');
-      void reply.header('www-authenticate', 'Basic realm="storesync admin", charset="UTF-8"');
+      if (request.headers.authorization) {
+        logger.warn({ ip: request.ip, url: request.url }, 'admin authentication failed');
+      } else {
+        const session = readCookie(request.headers.cookie, SESSION_COOKIE);
+        const user = session === undefined ? undefined : verifySession(admin, session, Date.now());
+        if (user !== undefined) {
+          request.adminUser = user;
+          return;
+        }
+        if (wantsPage(request)) {
+          await reply.redirect(`${LOGIN_PATH}?next=${encodeURIComponent(request.url)}`, 303);
+          return;
+        }
+      }
+      void reply.header('www-authenticate', basicConfigured ? 'Basic realm="storesync admin", charset="UTF-8"' : 'Bearer realm="storesync admin"');
     }
     await reply.code(result.status).send({ error: result.message });
   };

@@ -2,7 +2,10 @@
  * The queue dashboard (bull-board) at /admin/queues: every queue, job data and results shown with
  * secrets masked. The control queue carries a JSON schema, so the dashboard's Add-job form starts from
  * a valid resync request; an added control job is validated (400 naming the field), stamped with the
- * admin user and given a readable name before it is queued.
+ * admin user and given a readable name before it is queued. The page loads nothing from outside the
+ * machine (a shop's back office may be offline): bull-board's link to its web fonts is taken out (its
+ * styles fall back to the system's fonts), and a Content-Security-Policy lets the browser load only what
+ * storesync serves.
  */
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
@@ -23,6 +26,26 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   'store-rejects': 'store records (sales, items) that did not fit on read: resource, id, field, value, rule; removed once they read fine',
   control: 'resync requests: use "Add job" for a reconcile, a dry run or a sales re-pull',
 };
+
+/** What the dashboard's page may load: bull-board's own scripts, styles and images, from storesync only. */
+const PAGE_POLICY = [
+  "default-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  // bull-board's page and its editor set inline styles.
+  "style-src 'self' 'unsafe-inline'",
+  "script-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "frame-ancestors 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+].join('; ');
+
+/** `html` without its `<link>`s to other hosts (bull-board's page links Google's web fonts). */
+export function withoutOutsideLinks(html: string): string {
+  return html.replace(/<link\b[^>]*\bhref\s*=\s*["']?(?:https?:)?\/\/[^>]*>\s*/gi, '');
+}
 
 /** Options of `registerDashboard`. */
 export interface DashboardOptions {
@@ -71,6 +94,12 @@ export async function registerDashboard(app: FastifyInstance, options: Dashboard
     body.data = data;
     // The form's blank name becomes "__default__"; a name saying what the job does reads better.
     if (typeof body.name !== 'string' || body.name === '' || body.name === '__default__') body.name = controlJobName(data);
+  });
+
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (typeof payload !== 'string' || !String(reply.getHeader('content-type') ?? '').startsWith('text/html')) return payload;
+    void reply.header('content-security-policy', PAGE_POLICY);
+    return withoutOutsideLinks(payload);
   });
 
   await app.register(serverAdapter.registerPlugin(), { prefix: options.basePath });

@@ -1,6 +1,7 @@
 /**
  * The HTTP side of the daemon (every role): `/metrics`, `/livez`, `/readyz`, and under `/admin` (always
- * authenticated) the queue dashboard, the resync endpoints, the SKU explanation and the booked-sales call.
+ * authenticated; browsers log in at `/admin/login`) the queue dashboard, the resync endpoints, the SKU
+ * explanation and the booked-sales call.
  * The dashboard (bull-board, a few MB of memory) is loaded at its first request (`lazy-dashboard.ts`), and
  * not served at all without admin credentials: /admin then refuses every request, so it could never be seen.
  */
@@ -12,6 +13,7 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { ControlJobData } from '../sync/control/index.js';
 import { adminAuthHook, adminEnabled } from './admin-auth.js';
+import { registerAdminLogin } from './admin-login.js';
 import type { Readiness } from './health.js';
 import { type InventoryRoutesOptions, registerInventoryRoutes } from './inventory-routes.js';
 import { registerLazyDashboard } from './lazy-dashboard.js';
@@ -67,6 +69,9 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
 
   app.get('/', async (_request, reply) => reply.redirect(DASHBOARD_PATH));
 
+  if (adminEnabled(options.config.admin)) {
+    await registerAdminLogin(app, { admin: options.config.admin, logger, home: DASHBOARD_PATH, cookiePath: ADMIN_PREFIX });
+  }
   await app.register(
     async (admin) => {
       admin.addHook('onRequest', adminAuthHook(options.config.admin, logger));

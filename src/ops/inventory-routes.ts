@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 
+import { didYouMean } from '../config/did-you-mean.js';
 import type { ValidationIssue } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ProcessedOutcome, SkuExplanation } from '../sync/inventory/index.js';
@@ -20,13 +21,18 @@ export interface InventoryRoutesOptions {
   logger: Logger;
 }
 
+/** The fields of a `POST /admin/sales/processed` body. */
+const PROCESSED_FIELDS = ['siteId', 'saleIds', 'bookedAt'];
+/** The query parameters of `GET /admin/inventory/{sku}`. */
+const EXPLAIN_QUERY = ['site'];
+
 const isPositiveInt = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value > 0;
 
 /** Checks a `POST /admin/sales/processed` body. */
 export function parseProcessedBody(body: unknown, defaultSiteId: number | null): { siteId: number; saleIds: number[]; bookedAt?: number } | ValidationIssue[] {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return [{ field: '(body)', value: body, rule: 'a JSON object' }];
   const { siteId = defaultSiteId, saleIds, bookedAt, ...rest } = body as Record<string, unknown>;
-  const issues: ValidationIssue[] = Object.keys(rest).map((field) => ({ field, value: rest[field], rule: 'not a known field' }));
+  const issues: ValidationIssue[] = Object.keys(rest).map((field) => ({ field, value: rest[field], rule: `not a known field${didYouMean(field, PROCESSED_FIELDS)}` }));
   if (!isPositiveInt(siteId)) issues.push({ field: 'siteId', value: siteId, rule: 'a positive integer (required when neither sales.pull.siteId nor store.siteId is set)' });
   if (!Array.isArray(saleIds) || saleIds.length === 0 || !saleIds.every(isPositiveInt)) {
     issues.push({ field: 'saleIds', value: saleIds, rule: 'a non-empty array of positive integers' });
@@ -41,7 +47,12 @@ export function parseProcessedBody(body: unknown, defaultSiteId: number | null):
 export function registerInventoryRoutes(app: FastifyInstance, options: InventoryRoutesOptions): void {
   app.get('/inventory/:sku', async (request, reply) => {
     const { sku } = request.params as { sku: string };
-    const { site } = request.query as { site?: string };
+    const { site, ...unknown } = request.query as Record<string, string | undefined>;
+    const extra = Object.keys(unknown);
+    if (extra.length > 0) {
+      const issues = extra.map((field) => ({ field, rule: `not a known query parameter${didYouMean(field, EXPLAIN_QUERY)}` }));
+      return reply.code(400).send({ error: `invalid query: ${issues.map((issue) => `${issue.field}: ${issue.rule}`).join('; ')}`, issues });
+    }
     const siteId = site === undefined ? undefined : Number(site);
     if (siteId !== undefined && !isPositiveInt(siteId)) {
       return reply.code(400).send({ error: `query parameter site must be a positive integer (got ${site})`, issues: [{ field: 'site', rule: 'a positive integer' }] });

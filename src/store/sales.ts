@@ -182,7 +182,8 @@ export class SalesApi {
 
   #stopPaging(stop: PagingStop, pageSize: number, options: SaleIterateOptions): void {
     this.#api.metrics?.storePagingStopped.inc({ resource: 'sale', reason: stop.reason });
-    this.#api.logger.warn(
+    // StoresyncStorePagingStopped fires on this.
+    this.#api.logger.error(
       { endpoint: LIST_LABEL, ...stop, pageSize },
       stop.reason === 'repeated-page'
         ? 'the store answered a page of sales already seen (offset ignored?); paging stopped, later sales may be missing'

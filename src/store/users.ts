@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 
-import { ValidationError } from '../errors.js';
+import { ValidationError, type ValidationIssue } from '../errors.js';
 import { StoreBadResponseError } from './errors.js';
 import {
   type User,
@@ -17,7 +17,7 @@ import {
   userUpdateSchema,
 } from './schemas/index.js';
 import { type CallOptions, readAs, type StoreApi } from './transport.js';
-import { assertPositiveId, parseOrThrow } from './validation.js';
+import { assertPositiveId, issuesFrom, parseOrThrow } from './validation.js';
 
 /** Parameters of the user search. */
 export interface UserSearch {
@@ -87,8 +87,7 @@ export class UsersApi {
    * answer as sent (not shown by the spec). Not retried once sent: a repeated POST could create twice.
    */
   async create(user: UserCreate, options: CallOptions = {}): Promise<unknown> {
-    const name = typeof user.Username === 'string' && user.Username ? `user ${user.Username}` : undefined;
-    const body = parseOrThrow(userCreateSchema, user, 'user create', name, USER_WRITE_RULE);
+    const body = parseOrThrow(userCreateSchema, user, 'user create', userCreateRecord(user), USER_WRITE_RULE);
     return this.#api.request({ method: 'POST', endpoint: USERS_ENDPOINT, body }, options);
   }
 
@@ -97,8 +96,27 @@ export class UsersApi {
    * Returns the store's answer as sent.
    */
   async update(user: UserUpdate, options: CallOptions = {}): Promise<unknown> {
-    const record = user.Id === undefined ? undefined : `user ${String(user.Id)}`;
-    const body = parseOrThrow(userUpdateSchema, user, 'user update', record, USER_WRITE_RULE);
+    const body = parseOrThrow(userUpdateSchema, user, 'user update', userUpdateRecord(user), USER_WRITE_RULE);
     return this.#api.request({ method: 'PUT', endpoint: USER_ENDPOINT, params: { id: body.Id }, body }, options);
   }
+}
+
+function userCreateRecord(user: Partial<UserCreate>): string | undefined {
+  return typeof user.Username === 'string' && user.Username ? `user ${user.Username}` : undefined;
+}
+
+function userUpdateRecord(user: Partial<UserUpdate>): string | undefined {
+  return user.Id === undefined ? undefined : `user ${String(user.Id)}`;
+}
+
+/** What `create` would refuse in `user` (empty when it may be sent), each issue naming the field, value and rule. */
+export function userCreateIssues(user: unknown): ValidationIssue[] {
+  const parsed = userCreateSchema.safeParse(user);
+  return parsed.success ? [] : issuesFrom(parsed.error, user, userCreateRecord(user as Partial<UserCreate>), USER_WRITE_RULE);
+}
+
+/** What `update` would refuse in `user` (empty when it may be sent). */
+export function userUpdateIssues(user: unknown): ValidationIssue[] {
+  const parsed = userUpdateSchema.safeParse(user);
+  return parsed.success ? [] : issuesFrom(parsed.error, user, userUpdateRecord(user as Partial<UserUpdate>), USER_WRITE_RULE);
 }

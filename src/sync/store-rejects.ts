@@ -16,6 +16,9 @@ import { QUEUE_NAMES, stateKey } from '../queue/connection.js';
 import { type FailedEntry, FailedJobLog } from '../queue/failed-job-log.js';
 import { describeReject, type RecordReject, type StoreResource } from '../store/records.js';
 
+/** Records named in the log per `park` call; the others are counted in one line. */
+const LOGGED_PER_PARK = 10;
+
 /** Options of `StoreRejects`. */
 export interface StoreRejectsOptions {
   connection: Redis;
@@ -85,10 +88,12 @@ export class StoreRejects {
       await this.#redis.sadd(this.#key(resource), ...ids);
     }
     const added = await this.#log.record(entries);
-    for (const entry of added) {
+    // StoresyncStoreRecordsRejected fires on these: an error line each, a long list collapsed into a count.
+    for (const [index, entry] of added.entries()) {
       this.#metrics.storeRecordsRejected.inc({ resource: String(entry.data.resource) });
-      this.#logger.warn({ resource: entry.data.resource, id: entry.data.id }, `store record set aside (see store-rejects): ${entry.reason}`);
+      if (index < LOGGED_PER_PARK) this.#logger.error({ resource: entry.data.resource, id: entry.data.id }, `store record set aside (see store-rejects): ${entry.reason}`);
     }
+    if (added.length > LOGGED_PER_PARK) this.#logger.error({ more: added.length - LOGGED_PER_PARK }, `${added.length - LOGGED_PER_PARK} more store records set aside (see store-rejects)`);
     return added.length;
   }
 

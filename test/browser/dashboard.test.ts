@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Redis } from 'ioredis';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { packageRoot } from '../../src/config/load.js';
@@ -14,7 +14,8 @@ import { logCollector, testConfig, testPrefix } from '../ops/helpers.js';
 import { deleteKeys } from '../support/redis.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const ADMIN = { username: 'admin', password: 'browser-test-password-77' };
+// Only a token, as the issue's user had: the login page is the browser's way in.
+const TOKEN = 'browser-test-token-0123456789';
 const prefix = testPrefix();
 const redis = new Redis('redis://127.0.0.1:6379/0');
 const logs = logCollector('info');
@@ -31,7 +32,7 @@ beforeAll(async () => {
   const config = testConfig({
     redis: { prefix },
     store: { baseUrl: sim.url, username: 'demo', password: 'demo-password', siteId: 1 },
-    admin: ADMIN,
+    admin: { token: TOKEN },
     // A sink makes the sales flow run (its queue is on the dashboard); no pull schedule, so no sale is touched.
     sales: { enabled: false, sink: { kind: 'file', dir: salesDir } },
   });
@@ -52,36 +53,61 @@ afterAll(async () => {
   rmSync(salesDir, { recursive: true, force: true });
 });
 
-describe('admin dashboard in a browser', () => {
-  it('refuses the page without credentials', async () => {
-    const context = await browser.newContext();
+/** Hosts a request may go to: this machine. */
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * A browser context in which every request leaving the machine is aborted and recorded, as is every
+ * Content-Security-Policy violation (what the page tried to load and was refused).
+ */
+async function offlineContext(): Promise<{ context: BrowserContext; outside: string[]; refused: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const outside: string[] = [];
+  const refused: string[] = [];
+  await context.route('**/*', async (route) => {
+    const url = new URL(route.request().url());
+    if (LOOPBACK.has(url.hostname)) return route.continue();
+    outside.push(url.href);
+    return route.abort('blockedbyclient');
+  });
+  context.on('console', (message) => {
+    if (message.type() === 'error' && message.text().includes('Content Security Policy')) refused.push(message.text());
+  });
+  return { context, outside, refused };
+}
+
+describe('admin dashboard in a browser, with only admin.token configured', () => {
+  it('sends a browser without a session to the login page, which refuses a wrong token', async () => {
+    const { context, outside, refused } = await offlineContext();
     try {
       const page = await context.newPage();
-      const statuses: number[] = [];
-      const challenges: Array<string | undefined> = [];
-      page.on('response', (response) => {
-        statuses.push(response.status());
-        challenges.push(response.headers()['www-authenticate']);
-      });
-      // Headless Chromium cannot answer the Basic challenge, so the navigation itself fails.
-      const navigation = await page.goto(`${daemon.url}/admin/queues`).then(
-        () => undefined,
-        (error: Error) => error,
-      );
-      expect(navigation?.message).toContain('ERR_INVALID_AUTH_CREDENTIALS');
-      expect(challenges).toEqual([expect.stringMatching(/^Basic /)]);
-      expect(statuses).toEqual([401]);
+      const response = await page.goto(`${daemon.url}/admin/queues`);
+      expect(response?.status()).toBe(200);
+      expect(new URL(page.url()).pathname).toBe('/admin/login');
+      await page.getByLabel('Admin token').fill(`${TOKEN}-wrong`);
+      const [answer] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.getByRole('button', { name: 'Log in' }).click()]);
+      expect(answer.status()).toBe(401);
+      await page.getByRole('alert').getByText('Wrong token or password.').waitFor();
+      expect((await context.cookies()).map((cookie) => cookie.name)).not.toContain('storesync_admin');
+      expect(outside).toEqual([]);
+      expect(refused).toEqual([]);
     } finally {
       await context.close();
     }
   });
 
-  it('shows the queues and runs an inventory resync added through the Add-job form of the control queue', async () => {
-    const context = await browser.newContext({ httpCredentials: ADMIN, viewport: { width: 1400, height: 900 } });
+  it('logs in with the token, shows the queues and runs an inventory resync added through the Add-job form, loading nothing from outside', async () => {
+    const { context, outside, refused } = await offlineContext();
     try {
       const page = await context.newPage();
-      const response = await page.goto(`${daemon.url}/admin/queues`);
-      expect(response?.status()).toBe(200);
+      await page.goto(`${daemon.url}/admin/queues`);
+      await page.getByLabel('Admin token').fill(TOKEN);
+      await page.getByRole('button', { name: 'Log in' }).click();
+      await page.waitForURL(`${daemon.url}/admin/queues`);
+      const [session] = (await context.cookies()).filter((cookie) => cookie.name === 'storesync_admin');
+      expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/admin' });
+      expect(session?.value).not.toContain(TOKEN);
+
       // Every queue of the running flows (the sales flow is off in this configuration, so it has none).
       const queues = daemon.flows.flatMap((flow) => flow.queues.map((queue) => queue.name));
       expect(queues).toEqual(expect.arrayContaining(['control', 'inventory', 'fulfillment']));
@@ -106,14 +132,23 @@ describe('admin dashboard in a browser', () => {
         return done;
       }, { timeoutMs: 20_000, message: 'the resync job to complete' });
       expect(job.name).toBe('reconcile:dry-run:SKU-000001');
-      expect(job.data).toMatchObject({ action: 'inventory-reconcile', skus: ['SKU-000001'], dryRun: true, requestedBy: 'admin' });
+      expect(job.data).toMatchObject({ action: 'inventory-reconcile', skus: ['SKU-000001'], dryRun: true, requestedBy: 'token' });
       expect(job.returnvalue).toMatchObject({ dryRun: true });
 
       await page.getByText('COMPLETED', { exact: true }).click();
       await page.getByText('reconcile:dry-run:SKU-000001').first().waitFor();
       mkdirSync(join(packageRoot(), 'test-output'), { recursive: true });
       await page.screenshot({ path: join(packageRoot(), 'test-output', 'dashboard.png'), fullPage: true });
-      expect(logs.lines().some((line) => line.audit === true && line.action === 'dashboard:add' && line.user === 'admin')).toBe(true);
+      expect(logs.lines().some((line) => line.audit === true && line.action === 'dashboard:add' && line.user === 'token')).toBe(true);
+      expect(outside).toEqual([]);
+      expect(refused).toEqual([]);
+
+      // Logging out ends the session: the dashboard sends the browser to the login page again.
+      await page.goto(`${daemon.url}/admin/login`);
+      await page.getByRole('button', { name: 'Log out' }).click();
+      await page.waitForURL(`${daemon.url}/admin/login`);
+      await page.goto(`${daemon.url}/admin/queues`);
+      expect(new URL(page.url()).pathname).toBe('/admin/login');
     } finally {
       await context.close();
     }

@@ -7,7 +7,7 @@ import { type DemoHandles, runDemo } from '../../src/cli/demo/run-demo.js';
 import { sparePort } from '../../src/queue/redis-server.js';
 import { cli } from '../helpers/cli.js';
 import { testPrefix } from '../ops/helpers.js';
-import { deleteKeys, dumpPrefix } from '../support/redis.js';
+import { deleteKeys, dumpPrefix, listKeys } from '../support/redis.js';
 
 const redis = new Redis('redis://127.0.0.1:6379/0');
 const prefix = testPrefix();
@@ -26,6 +26,8 @@ describe('storesync demo --once', () => {
     const hashes: string[] = [];
     let snapshotText = '';
     const stockAfter = new Map<string, unknown>();
+    let reserved = new Set<string>();
+    let stored = '';
     const published = new Map<string, { erpStock: number; value: number }>();
     const report = await runDemo({
       io: {
@@ -46,6 +48,9 @@ describe('storesync demo --once', () => {
           metrics = await (await fetch(`${h.daemon.url}/metrics`)).text();
           hashes.push(...h.simulator.state.hashes.keys());
           snapshotText = await readFile(h.snapshot.file, 'utf8');
+          // Read before the demo ends: it removes its keys on exit.
+          reserved = new Set(await redis.smembers(`${prefix}:state:inv:resskus`));
+          stored = [...(await dumpPrefix(redis, prefix))].flat().join('\n');
           for (const sku of h.snapshot.drifted) {
             stockAfter.set(sku, h.simulator.state.items.get(sku)?.item.Stock);
             const answer = await fetch(`${h.daemon.url}/admin/inventory/${sku}`, { headers: { authorization: `Bearer ${h.token}` } });
@@ -68,7 +73,6 @@ describe('storesync demo --once', () => {
     expect(handles?.snapshot.drifted.length).toBeGreaterThan(0);
     // The differences are the SKUs the snapshot made differ, and SKUs whose published stock is lower
     // than the store's because a pulled sale reserves units the simulator's seeded stock never lost.
-    const reserved = new Set(await redis.smembers(`${prefix}:state:inv:resskus`));
     const differing = new Set(reconcile?.sample.map((d) => d.sku));
     for (const sku of handles?.snapshot.drifted ?? []) expect(differing).toContain(sku);
     for (const sku of differing) if (!handles?.snapshot.drifted.includes(sku)) expect(reserved, sku).toContain(sku);
@@ -92,8 +96,8 @@ describe('storesync demo --once', () => {
     const secrets = [handles?.token, handles?.config.store.password, ...hashes].filter((s): s is string => typeof s === 'string' && s.length > 0);
     expect(hashes.length).toBeGreaterThan(0);
     expect(secrets.length).toBeGreaterThan(2);
-    const stored = [...(await dumpPrefix(redis, prefix))].flat().join('\n');
     expect(stored.length).toBeGreaterThan(0);
+    expect(await listKeys(redis, prefix), 'keys left after the demo').toEqual([]);
     for (const secret of secrets) {
       expect(stderr, 'logs').not.toContain(secret);
       expect(metrics, '/metrics').not.toContain(secret);
@@ -147,5 +151,37 @@ describe('storesync demo', () => {
     expect(stdout).toMatch(/store\s+http:\/\/127\.0\.0\.1:\d+/);
     expect(stdout).toMatch(/admin token\s+\S{20,}/);
     expect(stdout).toContain('stopping the demo');
+  });
+
+  it('removes its Redis keys when stopped (Ctrl-C, SIGTERM)', async () => {
+    const controller = new AbortController();
+    const demoPrefix = testPrefix();
+    let keysWhileRunning = 0;
+    try {
+      await runDemo({
+        io: {
+          env: { PATH: process.env.PATH ?? '' },
+          stdout: { write: () => undefined },
+          stderr: { write: () => undefined },
+          stopSignal: controller.signal,
+        },
+        once: false,
+        port: 0,
+        prefix: demoPrefix,
+        hooks: {
+          started: (h) => {
+            // Stopped once the daemon has written something of its own under the prefix.
+            void h.daemon.inventory.poll('demo-erp').then(async () => {
+              keysWhileRunning = (await listKeys(redis, demoPrefix)).length;
+              controller.abort('SIGTERM');
+            });
+          },
+        },
+      });
+      expect(keysWhileRunning).toBeGreaterThan(0);
+      expect(await listKeys(redis, demoPrefix)).toEqual([]);
+    } finally {
+      await deleteKeys(redis, demoPrefix);
+    }
   });
 });

@@ -74,6 +74,15 @@ describe('storesync store inventory', () => {
     expect(sim.counters().total).toBe(0);
   });
 
+  it('reports a value that does not parse and one that breaks a rule of the spec at once (--stock 1.5 --price 0)', async () => {
+    const run = await store('inventory', 'set', '--code', 'SKU-000002', '--stock', '1.5', '--price', '0');
+    expect(run.code).toBe(3);
+    expect(run.stderr).toBe(
+      'storesync: nothing sent: inventory set: field --stock = "1.5" breaks "integer"; SKU-000002: field Price = 0 breaks "number 0.01 to 999999.99 with at most 2 decimals"\n',
+    );
+    expect(sim.counters().total).toBe(0);
+  });
+
   it('exits 3 when a value breaks a rule of the spec, even with --dry-run', async () => {
     const run = await store('inventory', 'set', '--code', 'SKU-000002', '--stock', '-4', '--dry-run');
     expect(run.code).toBe(3);
@@ -154,6 +163,15 @@ describe('storesync store products, users and clients', () => {
     expect((await store('users', 'update', String(created.Id), '--phone', '555')).code).toBe(0);
     expect(sim.state.users.get(created.Id)?.user.Phone).toBe('555');
     expect((await store('users', 'search', '--fields', 'Email', '--term', 'x')).code).toBe(3);
+  });
+
+  it('reports a user option that does not parse and what the schema refuses at once', async () => {
+    const run = await store('users', 'create', '--username', 'luz', '--first-name', 'Luz', '--last-name', 'Núñez',
+      '--email', 'luz@example.com', '--password', 'Init-123', '--site-id', 'two', '--birthday', 'yesterday');
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain('field --site-id = "two" breaks "positive integer"');
+    expect(run.stderr).toContain('user luz: field Birthday = "yesterday"');
+    expect(sim.counters().total).toBe(0);
   });
 
   it('lists, gets, creates, updates and deletes clients', async () => {

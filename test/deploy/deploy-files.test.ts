@@ -114,8 +114,8 @@ describe('Dockerfile and compose file', () => {
   });
 
   it('builds with the dev dependencies, then runs only production ones as a non-root user under an init, with a node healthcheck', () => {
-    expect(dockerfile).toMatch(/^FROM node:22-bookworm-slim AS build$/m);
-    expect(dockerfile).toMatch(/^FROM node:22-bookworm-slim AS runtime$/m);
+    expect(dockerfile).toMatch(/^FROM node:24-bookworm-slim AS build$/m);
+    expect(dockerfile).toMatch(/^FROM node:24-bookworm-slim AS runtime$/m);
     expect(dockerfile).toContain('npm ci --omit=dev');
     expect(dockerfile).toContain('COPY --from=build /app/dist ./dist');
     expect(dockerfile).toMatch(/^USER node$/m);

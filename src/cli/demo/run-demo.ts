@@ -48,7 +48,7 @@ export interface DemoOptions {
   once: boolean;
   /** HTTP port of the daemon (0: any free one). */
   port: number;
-  /** Key prefix in Redis; the demo empties it at start. */
+  /** Key prefix in Redis; the demo empties it at start and removes its keys on exit. */
   prefix: string;
   /** Log level of the daemon's log lines (on stderr). */
   logLevel?: Config['log']['level'];
@@ -83,7 +83,7 @@ function banner(handles: DemoHandles, redisUrl: string, once: boolean): string {
     `  Redis      ${redisUrl}  prefix ${handles.config.redis.prefix}`,
   ];
   if (!once) {
-    lines.push(`  admin token  ${token}`, `    (the dashboard asks for a login: user admin, the token as password; or send "Authorization: Bearer <token>")`, '', 'Ctrl-C stops the demo.');
+    lines.push(`  admin token  ${token}`, `    (the dashboard's login page asks for it; scripts send "Authorization: Bearer <token>")`, '', 'Ctrl-C stops the demo.');
   }
   return `${lines.join('\n')}\n\n`;
 }
@@ -142,6 +142,9 @@ export async function runDemo(options: DemoOptions): Promise<CycleReport | undef
   const cleanups: Array<() => Promise<void>> = [() => redis.stop(), () => rm(root, { recursive: true, force: true })];
   try {
     await clearPrefix(redis.url, options.prefix);
+    // Run after the daemon has stopped (cleanups run first to last, each new one first): the demo leaves
+    // no key behind, whether it ends with --once, Ctrl-C, SIGTERM or an error.
+    cleanups.unshift(() => clearPrefix(redis.url, options.prefix));
     const simulator = await startSimulator({ port: 0, items: ITEMS });
     cleanups.unshift(() => simulator.close());
     for (let i = 0; i < 3; i += 1) simulator.addSale({ Status: 1, StatusText: 'Confirmed', SiteId: 1 });
@@ -157,7 +160,7 @@ export async function runDemo(options: DemoOptions): Promise<CycleReport | undef
         store: { baseUrl: simulator.url },
         redis: { url: redis.url, prefix: options.prefix },
         http: { host: '127.0.0.1', port: options.port },
-        admin: { token, username: 'admin', password: token },
+        admin: { token },
         ...(options.logLevel ? { log: { level: options.logLevel } } : {}),
       },
     });

@@ -4,6 +4,8 @@
  */
 import { z } from 'zod';
 
+import { didYouMean } from '../../config/did-you-mean.js';
+import { formatPath } from '../../config/unknown-keys.js';
 import { type ValidationIssue, valueAt } from '../../errors.js';
 
 const isoDate = z
@@ -81,18 +83,30 @@ export function parseControlJob(
   return { ok: false, issues: zodIssues(parsed.error, data) };
 }
 
-/** Turns zod issues into storesync's ValidationIssue shape. */
+/** Turns zod issues into storesync's ValidationIssue shape; an unknown field is named with the known one it is closest to. */
 export function zodIssues(error: z.ZodError, input: unknown): ValidationIssue[] {
   // A union reports each branch; the branch matching `action` says what is really wrong.
   const issues = error.issues.flatMap((issue) =>
     issue.code === 'invalid_union' ? pickBranch(issue.errors, input) : [issue],
   );
-  return issues.map((issue) => {
-    const extra = issue.code === 'unrecognized_keys' ? issue.keys : [];
-    const path = [...issue.path, ...(extra.length === 1 ? extra : [])];
-    const field = path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[') || '(body)';
-    return { field, value: valueAt(input, path), rule: issue.message.replace(/^Invalid input: /, '') };
+  return issues.flatMap((issue): ValidationIssue[] => {
+    if (issue.code === 'unrecognized_keys') {
+      const known = issue.path.length === 0 ? knownFields(input) : [];
+      return issue.keys.map((key) => {
+        const path = [...issue.path, key];
+        return { field: formatPath(path), value: valueAt(input, path), rule: `not a known field${didYouMean(key, known)}` };
+      });
+    }
+    return [{ field: formatPath(issue.path) || '(body)', value: valueAt(input, issue.path), rule: issue.message.replace(/^Invalid input: /, '') }];
   });
+}
+
+/** The fields of the control job that `input`'s action asks for. */
+function knownFields(input: unknown): string[] {
+  const action = (input as { action?: unknown } | null)?.action;
+  if (action === 'sales-pull') return Object.keys(salesResyncSchema.shape);
+  if (action === 'inventory-reconcile') return Object.keys(inventoryResyncSchema.shape);
+  return [];
 }
 
 function pickBranch(branches: z.core.$ZodIssue[][], input: unknown): z.core.$ZodIssue[] {

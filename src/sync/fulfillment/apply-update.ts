@@ -13,7 +13,8 @@ import type { FulfillmentJobData, FulfillmentResult } from './types.js';
 function refuse(rt: FulfillmentRuntime, data: FulfillmentJobData, issue: ValidationIssue): ValidationError {
   const error = new ValidationError([issue], 'shipment update refused');
   rt.metrics.jobs.inc({ queue: QUEUE_NAMES.fulfillment, outcome: 'rejected' });
-  rt.logger.warn({ saleId: data.saleId, update: data.update, source: data.source, ref: data.ref }, error.message);
+  // The activity log warns of it (fulfillment:job:failed), within its flood limit.
+  rt.logger.debug({ saleId: data.saleId, update: data.update, source: data.source, ref: data.ref }, error.message);
   return error;
 }
 
@@ -44,7 +45,7 @@ export async function applyFulfillment(rt: FulfillmentRuntime, data: Fulfillment
     } catch (error) {
       throw withContext(error, `sale ${data.saleId}: update not accepted`);
     }
-    rt.logger.info({ saleId: data.saleId, changed: plan.changed, source: data.source }, 'shipment update applied to the store');
+    rt.logger.debug({ saleId: data.saleId, changed: plan.changed, source: data.source }, 'shipment update applied to the store');
   }
   if (data.version !== undefined) await rt.state.setAppliedVersion(data.saleId, data.version);
   return { saleId: data.saleId, outcome: plan.action === 'send' ? 'updated' : 'unchanged', changed: plan.action === 'send' ? plan.changed : [] };

@@ -100,7 +100,9 @@ async function queueBatch(rt: FulfillmentRuntime, source: string, batch: ChangeB
   );
   for (const recordIssues of issues) {
     rt.metrics.erpRecordsRejected.inc({ source, reason: recordIssues[0]?.rule ?? 'invalid' });
-    rt.logger.warn({ source }, `shipment record refused: ${recordIssues.map(formatIssue).join('; ')}`);
+    const reason = recordIssues.map(formatIssue).join('; ');
+    rt.logger.debug({ source }, `shipment record refused: ${reason}`);
+    rt.events.emit('fulfillment:record:refused', { source, reason });
   }
   return { queued: bySale.size, rejected: issues.length };
 }

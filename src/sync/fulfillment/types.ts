@@ -52,6 +52,8 @@ export interface FulfillmentPollReport {
 export interface FulfillmentEvents extends Record<string, unknown> {
   'fulfillment:poll:done': FulfillmentPollReport;
   'fulfillment:poll:failed': { source: string; error: Error };
+  /** An ERP shipment record refused before it was queued (the activity log warns of it). */
+  'fulfillment:record:refused': { source: string; reason: string };
   'fulfillment:job:done': FulfillmentResult;
   'fulfillment:job:failed': { saleId: number; error: Error; willRetry: boolean };
 }

@@ -37,7 +37,8 @@ export async function processFulfillmentJob(
     // Refusals are counted (as rejected) and logged where they are decided.
     if (!(error instanceof ValidationError)) {
       rt.metrics.jobs.inc({ queue: QUEUE, outcome: retrying ? 'retried' : 'failed' });
-      rt.logger[retrying ? 'warn' : 'error']({ saleId: job.data.saleId, attempt: job.attemptsMade + 1, err: err.message }, 'shipment update failed');
+      // The activity log warns of an update that fails for good and counts the retries.
+      rt.logger.debug({ saleId: job.data.saleId, attempt: job.attemptsMade + 1, err: err.message }, 'shipment update failed');
     }
     rt.events.emit('fulfillment:job:failed', { saleId: job.data.saleId, error: err, willRetry: retrying });
     throw err;

@@ -150,7 +150,9 @@ function rejectEntry(
   fields: Record<string, unknown> | undefined,
   issues: readonly ValidationIssue[],
 ): FailedEntry {
-  const reason = `${source} ${ref}: ${issues.map(formatIssue).join('; ')}`;
+  // SQL and HTTP refs start with the source's name and name the row's Code; CSV refs name neither.
+  const where = ref.startsWith(`${source} `) ? ref : `${source} ${ref}`;
+  const reason = `${where}: ${issues.map((issue) => formatIssue(issue.record !== undefined && where.includes(issue.record) ? { ...issue, record: undefined } : issue)).join('; ')}`;
   return {
     // The same bad row read again (overlap window, next poll) is the same refusal.
     id: `reject-${createHash('sha256').update(`${source}\n${reason}`).digest('hex').slice(0, 32)}`,
@@ -160,7 +162,7 @@ function rejectEntry(
   };
 }
 
-/** Keeps refused records visible (failed jobs), counted and logged, each refusal once. */
+/** Keeps refused records visible (failed jobs), counted and told (the activity log warns), each refusal once. */
 async function recordRejects(
   rt: InventoryRuntime,
   source: string,
@@ -171,6 +173,8 @@ async function recordRejects(
   for (const { reject, issues } of rejects) {
     if (!added.has(reject)) continue;
     rt.metrics.erpRecordsRejected.inc({ source, reason: issues[0]?.rule ?? 'invalid' });
-    rt.logger.warn({ source, sku: reject.data.sku }, `ERP record refused: ${reject.reason}`);
+    const sku = String(reject.data.sku);
+    rt.logger.debug({ source, sku }, `ERP record refused: ${reject.reason}`);
+    rt.events.emit('inventory:record:refused', { source, sku, reason: reject.reason });
   }
 }

@@ -105,6 +105,8 @@ export interface ReconcileReport {
 export interface InventoryEvents extends Record<string, unknown> {
   'inventory:poll:done': PollReport;
   'inventory:poll:failed': { source: string; error: Error };
+  /** An ERP record refused before it was queued (it breaks a store rule); told once per refusal. */
+  'inventory:record:refused': { source: string; sku: string; reason: string };
   'inventory:job:done': { sku: string; outcome: JobOutcome; fields: string[]; reason?: string };
   'inventory:reconcile:done': ReconcileReport;
   'inventory:reconcile:failed': { error: Error };

@@ -281,7 +281,8 @@ function report(rt: InventoryRuntime, runs: readonly SkuRun[], started: number):
   for (const [outcome, count] of counts) rt.metrics.jobs.inc({ queue: QUEUE, outcome }, count);
   rt.metrics.jobDuration.observe({ queue: QUEUE }, (rt.now() - started) / 1000);
   for (const run of runs) {
-    if (run.outcome === 'isolated') rt.logger.warn({ sku: run.sku }, `inventory SKU handed to a job of its own: ${run.reason ?? ''}`);
+    // The activity log counts these and warns of SKUs that fail for good (a flood stays a count).
+    if (run.outcome === 'isolated') rt.logger.debug({ sku: run.sku }, `inventory SKU handed to a job of its own: ${run.reason ?? ''}`);
     rt.events.emit('inventory:job:done', { sku: run.sku, outcome: run.outcome, fields: run.fields, ...(run.reason === undefined ? {} : { reason: run.reason }) });
   }
 }
@@ -353,7 +354,7 @@ async function reject(
     const source = send.get(topField(issue.field))?.entry.source ?? 'unknown';
     rt.metrics.erpRecordsRejected.inc({ source, reason: issue.rule });
   }
-  rt.logger.warn({ sku }, `inventory update refused before sending: ${reason}`);
+  rt.logger.debug({ sku }, `inventory update refused before sending: ${reason}`);
   return reason;
 }
 

@@ -52,7 +52,7 @@ export async function exportSale(rt: SalesRuntime, key: SaleKey, options: Export
     outcome.exported = result.created;
     outcome.erpRef = erpRef;
     rt.events.emit('sales:exported', { ...key, erpRef, created: result.created });
-    rt.logger.info({ ...key, erpRef, created: result.created, sink: rt.sink.kind }, 'sale exported to the ERP');
+    rt.logger.debug({ ...key, erpRef, created: result.created, sink: rt.sink.kind }, 'sale exported to the ERP');
   }
   // A forced re-export of an acknowledged sale must not pull its store status back to the ack status.
   if (record?.state === 'acked' || erpRef === undefined) return outcome;
@@ -86,7 +86,7 @@ export async function exportSale(rt: SalesRuntime, key: SaleKey, options: Export
   outcome.acked = true;
   if (since !== null) rt.metrics.syncLag.observe({ flow: 'sales' }, Math.max(0, (ackedAt - since) / 1000));
   rt.events.emit('sales:acked', { ...key, erpRef });
-  rt.logger.info({ ...key, erpRef }, 'sale acknowledged on the store');
+  rt.logger.debug({ ...key, erpRef }, 'sale acknowledged on the store');
   await updatePendingGauge(rt);
   return outcome;
 }

@@ -226,7 +226,8 @@ export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Prom
     if (scheduled && report.pagingStopped === null) await rt.state.setWatermark(watermarkKey, startedAt);
     rt.metrics.markSuccess('sales');
   }
-  rt.logger.info({ ...report, sales: undefined }, dryRun ? 'sales pull (dry run)' : 'sales pulled');
+  // The activity log writes the line of a pull that queued something (sales:pull:done).
+  rt.logger.debug({ ...report, sales: undefined }, dryRun ? 'sales pull (dry run)' : 'sales pulled');
   return report;
 }
 

@@ -29,7 +29,8 @@ export async function processSalesJob(rt: SalesRuntime, job: Job<SalesJobData>, 
     const err = toJobError(error);
     const retrying = willRetry(job, err);
     rt.metrics.jobs.inc({ queue: QUEUE_NAMES.sales, outcome: retrying ? 'retried' : err instanceof UnrecoverableError ? 'rejected' : 'failed' });
-    rt.logger[retrying ? 'warn' : 'error']({ ...key, attempt: job.attemptsMade + 1, err: err.message }, retrying ? 'sale export failed; will retry' : 'sale export failed');
+    // The activity log warns of a sale that fails for good and counts the retries.
+    rt.logger.debug({ ...key, attempt: job.attemptsMade + 1, err: err.message }, retrying ? 'sale export failed; will retry' : 'sale export failed');
     rt.events.emit('sales:job:failed', { ...key, error: err, willRetry: retrying });
     throw err;
   } finally {

@@ -31,6 +31,16 @@ describe('control job data', () => {
     if (!result.ok) expect(result.issues.map((issue) => issue.field)).toContain(field);
   });
 
+  it('names the field meant by a mistyped one, among the fields of the action asked for (the Add-job form and the resync routes)', () => {
+    const reconcile = parseControlJob({ action: 'inventory-reconcile', dryrun: true, skus: ['A'] });
+    expect(reconcile).toEqual({ ok: false, issues: [{ field: 'dryrun', value: true, rule: 'not a known field (did you mean "dryRun"?)' }] });
+    const pull = parseControlJob({ action: 'sales-pull', form: '2024-01-01', to: '2024-01-02' });
+    expect(pull.ok === false && pull.issues).toContainEqual({ field: 'form', value: '2024-01-01', rule: 'not a known field (did you mean "from"?)' });
+    // force is a reconcile field, not a sales-pull one: no guess from the other action's fields.
+    const other = parseControlJob({ action: 'sales-pull', from: '2024-01-01', to: '2024-01-02', forse: true });
+    expect(other.ok === false && other.issues).toEqual([{ field: 'forse', value: true, rule: 'not a known field' }]);
+  });
+
   it('names jobs after what they do', () => {
     const base = { skus: [] as string[], dryRun: false, force: false };
     expect(controlJobName({ action: 'inventory-reconcile', ...base })).toBe('reconcile');

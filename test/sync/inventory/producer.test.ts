@@ -236,7 +236,7 @@ describe('inventory producer', () => {
     const [failed, ...others] = await rejects.getFailed();
     expect(others).toEqual([]);
     expect(failed?.name).toBe('reject:BAD-1');
-    expect(failed?.failedReason).toBe('pg-bad pg-bad row cursor=2025-04-01T00:00:01.000Z Code=BAD-1: BAD-1: field Stock = -5 breaks "integer 0 to 999999"');
+    expect(failed?.failedReason).toBe('pg-bad row cursor=2025-04-01T00:00:01.000Z Code=BAD-1: field Stock = -5 breaks "integer 0 to 999999"');
     const inventory = flow.queues.find((queue) => queue.name === 'inventory')!;
     expect((await inventory.getJobs(['waiting', 'prioritized'])).map((job) => job.name)).toEqual(['BAD-2']);
     expect((await deps.metrics.erpRecordsRejected.get()).values).toContainEqual(
