@@ -106,6 +106,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Store items no ERP source has, as the last full reconcile found them (`found`) and held by the guard (`held`). */
+  readonly reconcileOrphans = new Gauge({
+    name: `${PREFIX}reconcile_orphans`,
+    help: 'Store items no ERP source has, found by the last full reconcile (state=found) and held by the mass guard (state=held).',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+  });
+
   /** Time from an ERP change (its cursor time) to the store's acknowledgement. */
   readonly syncLag = new Histogram({
     name: `${PREFIX}sync_lag_seconds`,

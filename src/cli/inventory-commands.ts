@@ -19,6 +19,7 @@ interface ResyncInventoryOptions {
   dryRun?: boolean;
   json?: boolean;
   force?: boolean;
+  confirmOrphans?: boolean;
 }
 
 const BAR_WIDTH = 30;
@@ -35,6 +36,7 @@ export function registerInventoryCommands(program: Command, ctx: CliContext): vo
     .option('--sku <code...>', 'only these SKUs')
     .option('--dry-run', 'compare and print the plan; write nothing')
     .option('--force', 'queue every ERP field, even those equal on the store')
+    .option('--confirm-orphans', 'act on store items no ERP source has (inventory.reconcile.orphans) even when the guard holds them')
     .option('--json', 'print the report as JSON')
     .action((options: ResyncInventoryOptions) => resyncInventory(ctx, options));
 
@@ -81,6 +83,7 @@ async function resyncInventory(ctx: CliContext, options: ResyncInventoryOptions)
       ...(options.sku === undefined ? {} : { skus: options.sku }),
       dryRun: options.dryRun === true,
       force: options.force === true,
+      confirmOrphans: options.confirmOrphans === true,
       ...(progress ? { onProgress: progress.update } : {}),
     }),
   );
@@ -104,10 +107,23 @@ function describe(report: ReconcileReport): string {
     lines.push('', `First ${report.sample.length} differences:`, formatTable(report.sample as unknown as Array<Record<string, unknown>>, ['sku', 'field', 'erp', 'store', 'siteId']));
   }
   if (report.missingSample.length > 0) lines.push('', `Missing on the store (first ${report.missingSample.length}): ${report.missingSample.join(', ')}`);
+  if (report.orphans.checked) lines.push('', describeOrphans(report));
   if (report.otherSiteSample.length > 0) {
     const onSites = report.otherSiteSample.map(({ sku, siteIds }) => `${sku} on site ${siteIds.join(', ')}`);
     lines.push('', `On sites not reconciled (first ${onSites.length}): ${onSites.join('; ')}`);
   }
+  return lines.join('\n');
+}
+
+/** The store items no ERP source has, and what the run did with them. */
+function describeOrphans(report: ReconcileReport): string {
+  const { action, toChange, queued, held } = report.orphans;
+  const sample = report.onlyOnStoreSample.length > 0 ? ` (first ${report.onlyOnStoreSample.length}: ${report.onlyOnStoreSample.join(', ')})` : '';
+  const lines = [`Only on the store, in no ERP source: ${report.onlyOnStore}${sample}`];
+  if (action === 'report') return lines[0]!;
+  const verb = action === 'zero' ? 'zeroed' : 'unpublished';
+  if (held > 0) lines.push(`HELD by the guard: ${held} would be ${verb} (more than inventory.reconcile.orphansMaxFraction); check the ERP sources, then run again with --confirm-orphans`);
+  else lines.push(`To be ${verb}: ${toChange}; ${report.dryRun ? 'would be queued' : 'queued'}: ${queued}`);
   return lines.join('\n');
 }
 

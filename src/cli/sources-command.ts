@@ -46,6 +46,10 @@ export interface SourceTestResult {
   rejects: Array<{ ref: string; record: string; field: string; value: unknown; rule: string }>;
   /** The cursor the poll would store after this batch. */
   cursor: Cursor;
+  /** Rows read; `records` and `rejects` show at most `limit` of them each. */
+  read: number;
+  /** Rows refused, whole or in part, whatever refused them (the source's coercion or the flow's rules). */
+  refused: number;
   /** Why the source could not be read. */
   error?: { code: string; message: string };
 }
@@ -131,7 +135,7 @@ async function testSources(
       } catch (error) {
         if (error instanceof ConfigError) throw error;
         failures.push(error);
-        results.push({ ...base, readFrom: 'start', from: null, records: [], rejects: [], cursor: null, error: errorOf(error) });
+        results.push({ ...base, readFrom: 'start', from: null, records: [], rejects: [], cursor: null, read: 0, refused: 0, error: errorOf(error) });
       } finally {
         await source.close();
       }
@@ -164,9 +168,11 @@ async function openRedis(url: string): Promise<Redis> {
   }
 }
 
-function present(preview: SourcePreview): Pick<SourceTestResult, 'from' | 'records' | 'rejects' | 'cursor'> {
+function present(preview: SourcePreview): Pick<SourceTestResult, 'from' | 'records' | 'rejects' | 'cursor' | 'read' | 'refused'> {
   return {
     from: preview.from,
+    read: preview.read,
+    refused: preview.refused,
     records: preview.records.map((record) => ({ ref: record.ref, cursor: record.cursor, fields: record.fields })),
     rejects: preview.rejects.flatMap((reject) =>
       reject.issues.map((issue) => ({ ref: reject.ref, record: issue.record ?? reject.ref, field: issue.field, value: issue.value, rule: issue.rule })),
@@ -196,9 +202,11 @@ function describe(result: SourceTestResult): string {
   if (result.kind !== 'csv' && result.from === null && result.records.length === 0 && result.rejects.length === 0) {
     lines.push('  Nothing read from the start: if the ERP has data, the query (or endpoint) must read from the start when the cursor is null (see the warning).');
   }
-  lines.push('', `Records (${result.records.length}):`);
+  const cut = result.read > result.limit ? `  (${result.read} rows read, at most ${result.limit} shown)` : '';
+  lines.push('', `Records (${result.records.length}):${cut}`);
   if (result.records.length > 0) lines.push(formatTable(result.records.map((record) => ({ ...record.fields, cursor: record.cursor }))));
-  lines.push('', `Rejected (${result.rejects.length}):`);
+  // Rows refused, each once, though a row may break several rules (one line each below).
+  lines.push('', `Rejected (${result.refused}):`);
   if (result.rejects.length > 0) {
     const rows = result.rejects.map((reject) => ({ ...reject, value: reject.value === undefined ? '' : JSON.stringify(reject.value) }));
     lines.push(formatTable(rows, ['record', 'field', 'value', 'rule']));

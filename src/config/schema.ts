@@ -20,6 +20,23 @@ const sqlIdentifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'letters
 /** Store fields an ERP column may be mapped to (matched case-insensitively). */
 const fieldMapping = z.record(z.string(), z.string()).default({});
 
+/** An IANA time zone Intl knows (`Europe/Madrid`), or `UTC`. */
+const timeZone = z.string().refine((zone) => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}, 'an IANA time zone such as "Europe/Madrid", or "UTC"');
+
+/**
+ * What a Stock that is not a whole number (5.5 kg) becomes: `floor` (never publish more than there is),
+ * `round`, or `reject` (the Stock field alone is refused; the rest of the row flows). Optional in the
+ * type (literal configs in code need not name it); unset means `floor`.
+ */
+const stockRounding = z.enum(['floor', 'round', 'reject']).optional();
+
 const sourceBase = {
   /** Unique name; it keys the cursor in Redis and labels metrics. */
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, "_", "." or "-"'),
@@ -35,6 +52,8 @@ const sourceBase = {
   /** Maps source columns to store fields, for columns whose names differ. */
   mapping: fieldMapping,
   ...snapshotDiffOptions(cron),
+  /** What a fractional Stock (5.5 kg) becomes; the rest of the row flows either way. @defaultValue 'floor' */
+  stockRounding,
 };
 
 /** The cursor overlap: polls re-read this much before the last cursor, so late commits are not missed. */
@@ -59,6 +78,11 @@ export const sqlSourceSchema = z.object({
   /** Cursor value before the first poll (null: from the beginning). */
   initialCursor: z.union([z.string(), z.number()]).nullable().default(null),
   overlapMs,
+  /**
+   * The zone of timestamp columns without one (DATETIME, timestamp without time zone), whatever the
+   * process's TZ. Optional in the type; unset means `UTC`.
+   */
+  timeZone: timeZone.optional(),
 });
 
 export const csvSourceSchema = z.object({
@@ -97,6 +121,8 @@ export const httpSourceSchema = z.object({
   timeoutMs: positiveInt.default(30_000),
   initialCursor: z.union([z.string(), z.number()]).nullable().default(null),
   overlapMs,
+  /** Query parameter carrying the last record's key when a poll continues (paging rows that share a cursor); unset: none. */
+  afterKeyParam: z.string().min(1).optional(),
   /**
    * URL answering the full current set (same headers and recordsPath, one GET, no cursor), for the
    * reconcile and the snapshot diff. Unset: no snapshot.
@@ -242,6 +268,15 @@ export const configSchema = z.object({
            * with none of them, the whole store unfiltered. @defaultValue []
            */
           siteIds: z.array(positiveInt).default([]),
+          /**
+           * Store items no ERP source has, as a full reconcile (every enabled source, no SKU filter) finds
+           * them: `report` counts and lists them; `zero` publishes Stock 0; `unpublish` also sends
+           * Published false. Held, none acted on, when more than `orphansMaxFraction` of the store items
+           * read (and more than 10) would be. @defaultValue 'report'
+           */
+          orphans: z.enum(['report', 'zero', 'unpublish']).default('report'),
+          /** The guard of `orphans`: the largest fraction of the store items read acted on without `--confirm-orphans`. @defaultValue 0.05 */
+          orphansMaxFraction: z.number().min(0).max(1).default(0.05),
         })
         .prefault({}),
       /** Units kept off the store per SKU; a record's `SafetyStock` column overrides it. */

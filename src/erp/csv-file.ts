@@ -15,7 +15,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { CsvError, parse } from 'csv-parse';
 
 import { formatIssue, type ValidationIssue } from '../errors.js';
-import { type FieldCatalog, normalizeRecord } from './fields.js';
+import { type FieldCatalog, normalizeRecord, type StockRounding } from './fields.js';
 import type { Cursor, RejectedRecord, SourceRecord } from './types.js';
 
 /** How to read a file. */
@@ -23,6 +23,8 @@ export interface CsvReadOptions {
   delimiter: 'auto' | ';' | ',' | '\t';
   encoding: 'utf8' | 'latin1';
   decimalComma: boolean;
+  /** What a fractional Stock becomes (the source's `stockRounding`). @defaultValue 'floor' */
+  stockRounding?: StockRounding;
   mapping: Readonly<Record<string, string>>;
   catalog: FieldCatalog;
   onIgnored: (column: string) => void;
@@ -133,7 +135,8 @@ function toRow(header: readonly string[], record: readonly string[], line: numbe
     if (column !== '') raw[column] = record[i];
   });
   const result = normalizeRecord(raw, options.catalog, { ...options, ref });
-  return 'fields' in result ? { line, record: { ref, cursor, fields: result.fields } } : { line, rejected: { ref, issues: result.issues } };
+  if (!('fields' in result)) return { line, rejected: { ref, issues: result.issues } };
+  return { line, record: result.refused ? { ref, cursor, fields: result.fields, refused: result.refused } : { ref, cursor, fields: result.fields } };
 }
 
 /** Reads and normalises one CSV file; every record carries `cursor` (the file's cursor). */

@@ -26,8 +26,8 @@ import { ConfigError, ErpError, formatIssue } from '../errors.js';
 import type { Logger } from '../log.js';
 import { type CsvReadOptions, readCsvFile, readCsvRows } from './csv-file.js';
 import { compareCursors, maxCursor } from './cursor.js';
-import { ignoredColumnLogger, type SourceDeps } from './source-deps.js';
-import type { ChangeBatch, ChangeSource, Cursor, RejectedRecord, SnapshotOptions, SourceRecord } from './types.js';
+import { ignoredColumnLogger, snapshotChunk, type SourceDeps } from './source-deps.js';
+import type { ChangeBatch, ChangeSource, Cursor, RejectedRecord, SnapshotChunk, SnapshotOptions, SourceRecord } from './types.js';
 
 /** What `commit` needs about one file of a batch (kept JSON-serialisable in `ChangeBatch.handle`). */
 interface BatchFile {
@@ -68,6 +68,7 @@ export function createCsvSource(config: CsvSourceConfig, deps: SourceDeps): Chan
     delimiter: config.delimiter,
     encoding: config.encoding,
     decimalComma: config.decimalComma,
+    ...(config.stockRounding === undefined ? {} : { stockRounding: config.stockRounding }),
     mapping: config.mapping,
     catalog: deps.fields,
     onIgnored: ignoredColumnLogger(logger),
@@ -199,7 +200,7 @@ async function* readSnapshot(
   file: string,
   config: CsvSourceConfig,
   options: CsvReadOptions & { logger: Logger; now: () => number } & SnapshotOptions,
-): AsyncIterable<SourceRecord[]> {
+): AsyncIterable<SnapshotChunk> {
   const { logger, now, onRejected } = options;
   const info = await stat(file).catch((error: unknown) => {
     throw new ErpError(config.name, `cannot read the snapshot file ${file}: ${(error as Error).message}`, { code: 'ERR_ERP_FILE', cause: error });
@@ -209,18 +210,21 @@ async function* readSnapshot(
     throw new ErpError(config.name, `the snapshot file ${file} changed less than ${config.settleMs} ms ago (still being written?); try again later`, { code: 'ERR_ERP_FILE' });
   }
   const cursor = new Date(info.mtimeMs).toISOString();
-  let chunk: SourceRecord[] = [];
+  let chunk: SnapshotChunk = [];
+  let rejected: RejectedRecord[] = [];
   try {
     for await (const row of readCsvRows(file, basename(file), cursor, options)) {
       if ('rejected' in row) {
         logger.warn({ ref: row.rejected.ref, issues: row.rejected.issues.map(formatIssue) }, 'snapshot row rejected');
         onRejected?.(row.rejected);
-        continue;
+        rejected.push(row.rejected);
+      } else {
+        chunk.push(row.record);
       }
-      chunk.push(row.record);
-      if (chunk.length >= config.limit) {
-        yield chunk;
+      if (chunk.length + rejected.length >= config.limit) {
+        yield snapshotChunk(chunk, rejected);
         chunk = [];
+        rejected = [];
       }
     }
   } catch (error) {
@@ -229,7 +233,7 @@ async function* readSnapshot(
     }
     throw new ErpError(config.name, `cannot read the snapshot file ${file}: ${(error as Error).message}`, { code: 'ERR_ERP_FILE', cause: error });
   }
-  if (chunk.length > 0) yield chunk;
+  if (chunk.length + rejected.length > 0) yield snapshotChunk(chunk, rejected);
 }
 
 /**

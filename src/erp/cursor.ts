@@ -1,19 +1,33 @@
 /**
  * Cursor values: how they are normalised, ordered and turned into versions. Timestamps are kept as
- * ISO strings in UTC with millisecond precision, so that they survive Redis and JSON unchanged and a
- * Date read from pg or mysql2 compares correctly with one stored days ago.
+ * ISO strings in UTC (`Date.toISOString`: milliseconds; six fraction digits when the ERP's column has
+ * microseconds the millisecond does not hold), so that they survive Redis and JSON unchanged and a
+ * value read from pg or mysql2 compares correctly with one stored days ago. Digits past the
+ * microsecond are dropped, never rounded up: a cursor is never later than the row it came from.
  */
+import { dateOfMicros } from './precise-date.js';
 import type { Cursor } from './types.js';
 
 /** An ISO 8601 timestamp with a zone; zone-less text is not a timestamp (its meaning would depend on TZ). */
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
 const INTEGER = /^-?\d{1,16}$/;
-/** A timestamp as `toCursor` stores it (`Date.toISOString`, years 0000–9999). */
-const NORMALISED = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+/** A timestamp as `toCursor` stores it (`Date.toISOString` of a Date or a PreciseDate, years 0000–9999). */
+const NORMALISED = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(\d{3})?Z$/;
+/** The fraction of a timestamp's seconds. */
+const FRACTION = /\.(\d+)/;
+
+/** Epoch microseconds of timestamp text with a zone (fraction digits past the sixth dropped), or NaN. */
+function timestampMicros(text: string): number {
+  const fraction = FRACTION.exec(text)?.[1] ?? '';
+  const ms = Date.parse(text.replace(' ', 'T').replace(FRACTION, fraction === '' ? '' : `.${fraction.padEnd(3, '0').slice(0, 3)}`));
+  if (Number.isNaN(ms)) return Number.NaN;
+  return ms * 1000 + Number(fraction.padEnd(6, '0').slice(3, 6));
+}
 
 /**
- * Turns a raw cursor column value into a Cursor: Date → ISO UTC string, integer text (pg bigint,
- * numeric) → number, timestamp text with a zone → normalised ISO string, other text as is.
+ * Turns a raw cursor column value into a Cursor: Date → ISO UTC string (a PreciseDate keeps its
+ * microseconds), integer text (pg bigint, numeric) → number, timestamp text with a zone → normalised
+ * ISO string, other text as is.
  */
 export function toCursor(value: unknown): Cursor {
   if (value === null || value === undefined) return null;
@@ -24,15 +38,20 @@ export function toCursor(value: unknown): Cursor {
   if (text === '') return null;
   if (INTEGER.test(text) && Number.isSafeInteger(Number(text))) return Number(text);
   if (TIMESTAMP.test(text)) {
-    const ms = Date.parse(text.replace(' ', 'T'));
-    if (!Number.isNaN(ms)) return new Date(ms).toISOString();
+    const micros = timestampMicros(text);
+    if (!Number.isNaN(micros)) return dateOfMicros(micros).toISOString();
   }
   return text;
 }
 
 /** True for a timestamp cursor (an ISO string with a zone), which polls re-read with an overlap. */
 export function isTimestampCursor(cursor: Cursor): boolean {
-  return typeof cursor === 'string' && TIMESTAMP.test(cursor) && !Number.isNaN(Date.parse(cursor));
+  return typeof cursor === 'string' && TIMESTAMP.test(cursor) && !Number.isNaN(Date.parse(cursor.replace(' ', 'T')));
+}
+
+/** Epoch microseconds of a timestamp cursor (see `isTimestampCursor`), or NaN for any other cursor. */
+export function cursorMicros(cursor: Cursor): number {
+  return typeof cursor === 'string' && TIMESTAMP.test(cursor) ? timestampMicros(cursor) : Number.NaN;
 }
 
 /** Rank of a cursor's kind: null first, then numbers, then timestamps, then other strings. */
@@ -48,15 +67,15 @@ function rank(cursor: Cursor): number {
  * Cursors of different kinds should not meet; if they do, the order is null < number < timestamp < text.
  */
 export function compareCursors(a: Cursor, b: Cursor): number {
-  // Normalised timestamps (toISOString: fixed width, UTC) order as text; polls compare thousands per batch.
-  if (typeof a === 'string' && typeof b === 'string' && NORMALISED.test(a) && NORMALISED.test(b)) return a < b ? -1 : a > b ? 1 : 0;
+  // Normalised timestamps of one width (toISOString: UTC) order as text; polls compare thousands per batch.
+  if (typeof a === 'string' && typeof b === 'string' && a.length === b.length && NORMALISED.test(a) && NORMALISED.test(b)) return a < b ? -1 : a > b ? 1 : 0;
   const left = typeof a === 'string' ? toCursor(a) : a;
   const right = typeof b === 'string' ? toCursor(b) : b;
   const byRank = rank(left) - rank(right);
   if (byRank !== 0) return byRank;
   if (typeof left === 'number' && typeof right === 'number') return left - right;
   if (typeof left === 'string' && typeof right === 'string') {
-    if (isTimestampCursor(left)) return Date.parse(left) - Date.parse(right);
+    if (isTimestampCursor(left)) return timestampMicros(left) - timestampMicros(right);
     return left < right ? -1 : left > right ? 1 : 0;
   }
   return 0;
@@ -80,13 +99,14 @@ export function cursorToVersion(cursor: Cursor): number | null {
   }
   const value = typeof cursor === 'string' ? toCursor(cursor) : cursor;
   if (typeof value === 'number') return value;
-  if (typeof value === 'string' && isTimestampCursor(value)) return Date.parse(value);
+  if (typeof value === 'string' && isTimestampCursor(value)) return Math.floor(timestampMicros(value) / 1000);
   return null;
 }
 
 /**
  * The value a poll starts from: a timestamp cursor moved back by `overlapMs` (so rows committed late
- * with an older timestamp are still read), as a Date for SQL drivers to bind; other cursors unchanged.
+ * with an older timestamp are still read), as a Date for SQL drivers to bind (a PreciseDate when the
+ * cursor has microseconds: a bound truncated to the millisecond would page badly); other cursors unchanged.
  *
  * With `previousPollAt` (when the source's last complete poll began, on the ERP's clock at the latest:
  * `PollHistory` in sync/poll-source.ts) the window reaches no further back than `overlapMs` before that
@@ -96,9 +116,10 @@ export function cursorToVersion(cursor: Cursor): number | null {
  */
 export function pollStart(cursor: Cursor, overlapMs: number, previousPollAt?: number): Date | number | string | null {
   if (typeof cursor === 'string' && isTimestampCursor(cursor)) {
-    const at = Date.parse(cursor);
-    const floor = previousPollAt === undefined ? at - overlapMs : Math.min(at, Math.max(at - overlapMs, previousPollAt - overlapMs));
-    return new Date(floor);
+    const at = timestampMicros(cursor);
+    const overlap = overlapMs * 1000;
+    const floor = previousPollAt === undefined ? at - overlap : Math.min(at, Math.max(at - overlap, previousPollAt * 1000 - overlap));
+    return dateOfMicros(floor);
   }
   return cursor;
 }

@@ -26,7 +26,15 @@ export interface FieldSpec {
   nullable?: boolean;
   /** The record is rejected without it; the first required field names the record in issues. */
   required?: boolean;
+  /**
+   * An `int` whose fractional values (stock sold by the kg) follow `NormalizeOptions.stockRounding`
+   * instead of refusing the row; with `reject` this field alone is refused and the row still flows.
+   */
+  roundable?: boolean;
 }
+
+/** What a fractional `roundable` value becomes (a source's `stockRounding`). */
+export type StockRounding = 'floor' | 'round' | 'reject';
 
 /** Canonical field names (store spelling) and their specs. */
 export type FieldCatalog = Readonly<Record<string, FieldSpec>>;
@@ -37,7 +45,7 @@ export const CURSOR_COLUMN = 'cursor';
 /** Fields of an inventory item an ERP may provide (the store's inventory update payload). */
 export const INVENTORY_FIELDS: FieldCatalog = {
   Code: { type: 'string', required: true },
-  Stock: { type: 'int' },
+  Stock: { type: 'int', roundable: true },
   Price: { type: 'decimal' },
   OfferPrice: { type: 'decimal' },
   Taxes: { type: 'decimal' },
@@ -84,6 +92,8 @@ export interface NormalizeOptions {
   ref: string;
   /** Told about each column that matches no field (sources log each name once). */
   onIgnored?: (column: string) => void;
+  /** What a fractional value of a `roundable` field becomes. @defaultValue 'floor' (never more stock than there is) */
+  stockRounding?: StockRounding;
 }
 
 /**
@@ -91,8 +101,23 @@ export interface NormalizeOptions {
  * (the column mapped to `cursor`, else the one named `cursor`), so a rejected row still advances the poll.
  */
 export type NormalizeResult =
-  | { fields: Record<string, unknown>; cursor: unknown }
+  | { fields: Record<string, unknown>; cursor: unknown; refused?: ValidationIssue[] }
   | { issues: ValidationIssue[]; cursor: unknown };
+
+/** The rule a fractional value breaks under `stockRounding: reject`. */
+export const WHOLE_STOCK_RULE = 'whole number (stockRounding: reject)';
+
+/**
+ * A `roundable` field's value: a whole number as `int` reads it, a fractional one rounded as asked (or,
+ * under `reject`, a Failure that refuses the field alone); other values as `int` reads them.
+ */
+function coerceRoundable(value: unknown, decimalComma: boolean, rounding: StockRounding): unknown {
+  const number = coerceNumber(value, { decimalComma });
+  if (typeof number !== 'number' || Number.isInteger(number)) return coerceInt(value, { decimalComma });
+  if (rounding === 'reject') return new Failure(WHOLE_STOCK_RULE);
+  const rounded = rounding === 'floor' ? Math.floor(number) : Math.round(number);
+  return Number.isSafeInteger(rounded) ? rounded : new Failure('integer');
+}
 
 interface ColumnPlan {
   /** Lower-case field name → canonical name. */
@@ -150,6 +175,24 @@ function coerce(spec: FieldSpec, value: unknown, decimalComma: boolean): unknown
 }
 
 /**
+ * The raw value of a row's key (the catalogue's first required field), found as `normalizeRecord` finds
+ * it (a mapped column wins over a same-named one), without coercing the row: what a source pages by.
+ */
+export function rawKeyOf(raw: Readonly<Record<string, unknown>>, catalog: FieldCatalog, mapping: Readonly<Record<string, string>>): unknown {
+  const plan = planFor(catalog, mapping);
+  const key = plan.required[0];
+  if (key === undefined) return undefined;
+  let value: unknown;
+  for (const column of Object.keys(raw)) {
+    const lower = column.toLowerCase();
+    const mapped = plan.byMapping.get(lower);
+    if (mapped === key) return raw[column];
+    if (mapped === undefined && plan.byField.get(lower) === key) value = raw[column];
+  }
+  return value;
+}
+
+/**
  * Renames a raw row's columns to catalogue fields (case-insensitively, or through `mapping`) and
  * coerces each value. Unknown columns are ignored, blank values are left out (only present fields are
  * carried), and a value that cannot be coerced or a missing required field rejects the row.
@@ -176,10 +219,13 @@ export function normalizeRecord(raw: Record<string, unknown>, catalog: FieldCata
   values.delete(CURSOR_COLUMN);
   const fields: Record<string, unknown> = {};
   const broken: { field: string; value: unknown; rule: string }[] = [];
+  const refused: { field: string; value: unknown; rule: string }[] = [];
+  const rounding = options.stockRounding ?? 'floor';
   for (const [field, { value }] of values) {
     const spec = catalog[field] as FieldSpec;
-    const result = coerce(spec, value, decimalComma);
-    if (result instanceof Failure) broken.push({ field, value, rule: result.rule });
+    const result = spec.roundable && spec.type === 'int' && value !== null ? coerceRoundable(value, decimalComma, rounding) : coerce(spec, value, decimalComma);
+    if (result instanceof Failure && result.rule === WHOLE_STOCK_RULE) refused.push({ field, value, rule: result.rule });
+    else if (result instanceof Failure) broken.push({ field, value, rule: result.rule });
     else if (result !== ABSENT) fields[field] = result;
   }
   const { required } = plan;
@@ -188,8 +234,8 @@ export function normalizeRecord(raw: Record<string, unknown>, catalog: FieldCata
       broken.push({ field, value: values.get(field)?.value, rule: 'required' });
     }
   }
-  if (broken.length === 0) return { fields, cursor };
   const key = required[0] === undefined ? undefined : fields[required[0]];
   const record = key === undefined || key === null ? options.ref : String(key);
-  return { issues: broken.map((issue) => ({ record, ...issue })), cursor };
+  if (broken.length === 0) return refused.length === 0 ? { fields, cursor } : { fields, cursor, refused: refused.map((issue) => ({ record, ...issue })) };
+  return { issues: [...broken, ...refused].map((issue) => ({ record, ...issue })), cursor };
 }

@@ -3,8 +3,11 @@
  * (the cursor parameter is left out on the first poll). The answer is JSON; the records are the array at
  * `recordsPath`, each with a `cursor` property (or one mapped to `cursor`). The endpoint must return
  * records with cursor >= the one asked for, in cursor order; timestamp cursors are sent as ISO strings in
- * UTC, moved back by `overlapMs`. Header values are secrets: registered, and never in messages. With
- * `snapshotUrl`, the source also has a snapshot (the reconcile, the snapshot diff): one GET of the full set.
+ * UTC, moved back by `overlapMs`. With `afterKeyParam`, a read that continues a poll also sends the last
+ * record's key, and the endpoint must then return the records with (cursor, key) after (cursor, that
+ * key), in that order: rows sharing one cursor are paged (polling.ts). Header values are secrets:
+ * registered, and never in messages. With `snapshotUrl`, the source also has a snapshot (the reconcile,
+ * the snapshot diff): one GET of the full set.
  */
 import { Agent, request } from 'undici';
 
@@ -13,14 +16,18 @@ import { ErpError, type ErpErrorCode, formatIssue } from '../errors.js';
 import { redactText, registerSecret } from '../secrets.js';
 import { bodyExcerpt } from '../store/errors.js';
 import { toCursor } from './cursor.js';
-import { pollChanges, pollSettingsFor, toBatchParts } from './polling.js';
-import type { SourceDeps } from './source-deps.js';
-import type { ChangeSource, Cursor, ReadOptions, SnapshotOptions, SourceRecord } from './types.js';
+import { pollChanges, pollSettingsFor, type ReadPage, toBatchParts } from './polling.js';
+import { snapshotChunk, type SourceDeps } from './source-deps.js';
+import type { ChangeSource, Cursor, ReadOptions, SnapshotChunk, SnapshotOptions } from './types.js';
 
 /** How to read from the start, shown when a first poll reads nothing (see polling.ts). */
 const FIRST_POLL_HINT =
   'the endpoint probably needs the cursor parameter, which the first poll leaves out: make it answer from the start ' +
   'when the parameter is absent, or set the source\'s initialCursor; `storesync sources test` shows what it answers';
+
+/** What an HTTP source without a tiebreak should do about a tie group it cannot get past. */
+const TIEBREAK_HINT =
+  "set the source's afterKeyParam and have the endpoint return, when it is given, the records with (cursor, key) after (cursor, afterKey)";
 
 /** The array at a dotted path (`data.items`; `''` is the body itself), or undefined. */
 export function recordsAt(body: unknown, path: string): unknown {
@@ -52,14 +59,16 @@ export function createHttpSource(config: HttpSourceConfig, deps: SourceDeps): Ch
     headersTimeout: config.timeoutMs,
     bodyTimeout: config.timeoutMs,
   });
-  const settings = pollSettingsFor(config, deps, 'record', FIRST_POLL_HINT);
+  const afterKeyParam = config.afterKeyParam;
+  const settings = pollSettingsFor(config, deps, 'record', FIRST_POLL_HINT, { pagesByKey: afterKeyParam !== undefined, hint: TIEBREAK_HINT });
   const initialCursor = toCursor(config.initialCursor);
   const fail = (code: ErpErrorCode, message: string, retryable: boolean, cause?: unknown) =>
     new ErpError(config.name, redactText(message), { code, retryable, cause });
 
-  async function fetchRecords(start: Date | number | string | null, limit: number): Promise<Record<string, unknown>[]> {
+  async function fetchRecords(start: Date | number | string | null, limit: number, page: ReadPage): Promise<Record<string, unknown>[]> {
     const url = new URL(config.url);
     if (start !== null) url.searchParams.set(config.cursorParam, start instanceof Date ? start.toISOString() : String(start));
+    if (afterKeyParam !== undefined && page.afterKey !== null) url.searchParams.set(afterKeyParam, String(page.afterKey));
     url.searchParams.set(config.limitParam, String(limit));
     return fetchFrom(url);
   }
@@ -110,7 +119,7 @@ export function createHttpSource(config: HttpSourceConfig, deps: SourceDeps): Ch
   const { snapshotUrl } = config;
   if (snapshotUrl !== undefined) {
     // One GET of the whole set (same headers and recordsPath), handed out in chunks of `limit`.
-    source.snapshot = async function* snapshot(options?: SnapshotOptions): AsyncIterable<SourceRecord[]> {
+    source.snapshot = async function* snapshot(options?: SnapshotOptions): AsyncIterable<SnapshotChunk> {
       const rows = await fetchFrom(new URL(snapshotUrl));
       for (let start = 0; start < rows.length; start += config.limit) {
         const { records, rejected } = toBatchParts(rows.slice(start, start + config.limit), { ...settings, rowNoun: 'snapshot record' }, false);
@@ -118,7 +127,7 @@ export function createHttpSource(config: HttpSourceConfig, deps: SourceDeps): Ch
           settings.logger.warn({ ref: bad.ref, issues: bad.issues.map(formatIssue) }, 'snapshot record rejected');
           options?.onRejected?.(bad);
         }
-        if (records.length > 0) yield records;
+        if (records.length + rejected.length > 0) yield snapshotChunk(records, rejected);
       }
     };
   }

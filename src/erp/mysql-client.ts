@@ -1,9 +1,20 @@
-/** The MySQL/MariaDB side of `SqlClient`, on a mysql2 pool (callback API, which also streams). */
+/**
+ * The MySQL/MariaDB side of `SqlClient`, on a mysql2 pool (callback API, which also streams).
+ * `DATETIME` and `TIMESTAMP` are read as text and placed in the client's zone here: mysql2 would truncate
+ * microseconds and use the process's zone. (A `TIMESTAMP` is shown in the session's `time_zone`, the
+ * server's by default: the zone to configure for such columns.)
+ */
 import { createPool, type Pool, type PoolConnection } from 'mysql2';
 
 import { toPositional } from './named-params.js';
-import type { DriverSettings, SqlClient } from './sql-client.js';
 import { sqlError } from './sql-errors.js';
+import { naiveToDate, wallText } from './zoned-time.js';
+
+/** A parameter as mysql2 should get it: a Date as the zone's wall clock, with its microseconds. */
+function bindable(value: unknown, zone: string): unknown {
+  return value instanceof Date && !Number.isNaN(value.getTime()) ? wallText(value, zone) : value;
+}
+import type { DriverSettings, SqlClient } from './sql-types.js';
 
 /** The one mysql2 call used, declared narrowly (its overloads do not type a values array well). */
 interface Queryable {
@@ -12,15 +23,25 @@ interface Queryable {
 
 /** Opens a mysql2 pool behind the `SqlClient` interface. */
 export function openMysql(url: string, settings: DriverSettings): SqlClient {
+  const zone = settings.timeZone;
   const pool: Pool = createPool({
     uri: url.replace(/^mariadb:/i, 'mysql:'),
     connectionLimit: settings.max,
     connectTimeout: settings.connectTimeoutMs,
-    // DECIMAL stays text (exact); BIGINT becomes a number when it fits, text otherwise; DATETIME a Date.
+    // DECIMAL stays text (exact); BIGINT becomes a number when it fits, text otherwise; DATETIME,
+    // TIMESTAMP and DATE (midnight) Dates in the zone (typeCast).
     decimalNumbers: false,
     supportBigNumbers: true,
     dateStrings: false,
+    timezone: 'Z',
     charset: 'utf8mb4',
+    typeCast(field, next) {
+      if (field.type !== 'DATETIME' && field.type !== 'TIMESTAMP' && field.type !== 'DATE') return next();
+      const text = field.string();
+      if (text === null) return null;
+      // A zero date ('0000-00-00 00:00:00') has no instant.
+      return naiveToDate(field.type === 'DATE' ? `${text} 00:00:00` : text, zone) ?? null;
+    },
   });
   const fail = (what: string, error: unknown) => sqlError(settings.name, url, what, error);
   let closed = false;
@@ -34,7 +55,8 @@ export function openMysql(url: string, settings: DriverSettings): SqlClient {
         reject(fail('query failed', error));
         return;
       }
-      on.query(query.text, query.values.length === 0 ? undefined : query.values, (error, rows) => {
+      const values = query.values.length === 0 ? undefined : query.values.map((value) => bindable(value, zone));
+      on.query(query.text, values, (error, rows) => {
         if (error) reject(fail('query failed', error));
         // Statements without rows answer a ResultSetHeader object.
         else resolve(Array.isArray(rows) ? (rows as T[]) : []);
@@ -68,7 +90,8 @@ export function openMysql(url: string, settings: DriverSettings): SqlClient {
     } catch (error) {
       throw fail('query failed', error);
     }
-    const rows = connection.query(query.text, query.values).stream({ highWaterMark: size });
+    const values = query.values.map((value) => bindable(value, zone));
+    const rows = connection.query(query.text, values).stream({ highWaterMark: size });
     let chunk: T[] = [];
     try {
       for await (const row of rows) {

@@ -113,3 +113,29 @@ export function toPositional(sql: string, params: Readonly<Record<string, unknow
   }
   return { text, values };
 }
+
+/** The names of the `:name` parameters a query uses (in literals, comments and `::` casts none are seen). */
+export function parameterNames(sql: string, dialect: Dialect): Set<string> {
+  const names = new Set<string>();
+  let i = 0;
+  while (i < sql.length) {
+    const skipped = skipLiteral(sql, i, dialect);
+    if (skipped > i) {
+      i = skipped;
+      continue;
+    }
+    if (sql[i] === ':' && sql[i + 1] === ':') {
+      i += 2;
+      continue;
+    }
+    if (sql[i] === ':' && NAME_START.test(sql[i + 1] ?? '')) {
+      let end = i + 1;
+      while (end < sql.length && NAME_PART.test(sql[end] as string)) end += 1;
+      names.add(sql.slice(i + 1, end));
+      i = end;
+      continue;
+    }
+    i += 1;
+  }
+  return names;
+}

@@ -1,15 +1,53 @@
-/** The PostgreSQL side of `SqlClient`, on a pg Pool. */
+/**
+ * The PostgreSQL side of `SqlClient`, on a pg Pool. Timestamps are parsed here rather than by pg, which
+ * would truncate microseconds and place `timestamp without time zone` in the process's zone.
+ */
 import pg from 'pg';
 
 import { toPositional } from './named-params.js';
-import type { DriverSettings, SqlClient } from './sql-client.js';
 import { sqlError } from './sql-errors.js';
+import type { DriverSettings, SqlClient } from './sql-types.js';
+import { naiveToDate, offsetTextToDate, zonedText } from './zoned-time.js';
 
 type Queryable = pg.Pool | pg.PoolClient;
 
+/** Type OIDs of `date`, `timestamp without time zone` and `timestamp with time zone`. */
+const DATE_OID = 1082;
+const TIMESTAMP_OID = 1114;
+const TIMESTAMPTZ_OID = 1184;
+
+/** A value of one of those types as a Date (undefined: leave it to pg). */
+function parseTime(oid: number, text: string, zone: string): Date | undefined {
+  if (oid === TIMESTAMP_OID) return naiveToDate(text, zone);
+  // A day starts at midnight in the zone, as the bound `:cursor` is written (zoned-time.ts).
+  if (oid === DATE_OID) return naiveToDate(`${text} 00:00:00`, zone);
+  return offsetTextToDate(text);
+}
+
+/** pg's type parsers, except dates and timestamps: naive ones in `zone`, all with their microseconds. */
+function typeParsers(zone: string): pg.CustomTypesConfig {
+  const getTypeParser = ((oid: number, format?: 'text' | 'binary') => {
+    const fallback = format === 'binary' ? pg.types.getTypeParser(oid, 'binary') : pg.types.getTypeParser(oid);
+    if (format === 'binary' || (oid !== DATE_OID && oid !== TIMESTAMP_OID && oid !== TIMESTAMPTZ_OID)) return fallback;
+    // `infinity` and BC dates are left to pg.
+    return (text: string) => parseTime(oid, text, zone) ?? (fallback as (value: string) => unknown)(text);
+  }) as pg.CustomTypesConfig['getTypeParser'];
+  return { getTypeParser };
+}
+
+/** A parameter as pg should get it: a Date as text in the zone with its offset (see zoned-time.ts). */
+function bindable(value: unknown, zone: string): unknown {
+  return value instanceof Date && !Number.isNaN(value.getTime()) ? zonedText(value, zone) : value;
+}
+
 /** Opens a pg pool behind the `SqlClient` interface. */
 export function openPostgres(url: string, settings: DriverSettings): SqlClient {
-  const pool = new pg.Pool({ connectionString: url, max: settings.max, connectionTimeoutMillis: settings.connectTimeoutMs });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: settings.max,
+    connectionTimeoutMillis: settings.connectTimeoutMs,
+    types: typeParsers(settings.timeZone),
+  });
   // An idle connection that dies emits here; without a listener the process would crash. The next
   // query reports the problem.
   pool.on('error', () => undefined);
@@ -21,7 +59,7 @@ export function openPostgres(url: string, settings: DriverSettings): SqlClient {
     try {
       const { text, values } = toPositional(sql, params, 'postgres');
       // No values: the simple protocol, which also accepts several statements (schema scripts).
-      result = values.length === 0 ? await on.query(text) : await on.query(text, values);
+      result = values.length === 0 ? await on.query(text) : await on.query(text, values.map((value) => bindable(value, settings.timeZone)));
     } catch (error) {
       throw fail('query failed', error);
     }

@@ -6,9 +6,15 @@
  *
  * The overlap applies to the first read of a poll only; the reads that continue it start at the last
  * cursor of the previous batch (`resumeFrom`), so a busy overlap window is paged through once instead
- * of being re-read by every round. A full batch whose rows all share one cursor would return the same
+ * of being re-read by every round.
+ *
+ * Rows sharing one cursor (a bulk load under one timestamp) are paged with a tiebreak when the source
+ * takes one (`PollSettings.pagesByKey`: a SQL query using `:afterKey`, an HTTP source with an
+ * `afterKeyParam`): a read that continues a poll asks for rows with `(cursor, key) > (resumeFrom,
+ * resumeKey)`, the last row's cursor and raw key, so any number of rows under one cursor is read in
+ * pages of `limit`. Without one, a full batch whose rows all share one cursor would return the same
  * rows forever, so the read asks again with twice the limit, up to `TIE_LIMIT_FACTOR` times the
- * configured limit, and then fails loudly.
+ * configured limit, and then fails loudly, naming the tiebreak.
  *
  * A first poll (no stored cursor, no `initialCursor`) that reads nothing is suspicious: the classic
  * `WHERE changed_at > :cursor` compares with NULL then and reads nothing, at every poll, forever,
@@ -22,15 +28,27 @@
 import { ErpError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { compareCursors, maxCursor, pollStart, toCursor } from './cursor.js';
-import { type FieldCatalog, normalizeRecord } from './fields.js';
+import { type FieldCatalog, normalizeRecord, rawKeyOf, type StockRounding } from './fields.js';
+import { epochMicros } from './precise-date.js';
 import { ignoredColumnLogger, type SourceDeps } from './source-deps.js';
 import type { ChangeBatch, Cursor, KnownRows, ReadOptions, RejectedRecord, SourceRecord } from './types.js';
 
-/** How far a poll may raise its limit to get past a group of rows sharing one cursor. */
+/** How far a poll may raise its limit to get past a group of rows sharing one cursor (sources without a tiebreak). */
 export const TIE_LIMIT_FACTOR = 64;
 
-/** Reads raw rows with cursor >= `start` (null: from the beginning), ordered by cursor, at most `limit`. */
-export type RowReader = (start: Date | number | string | null, limit: number) => Promise<Record<string, unknown>[]>;
+/** How a read pages. */
+export interface ReadPage {
+  /**
+   * Null: rows with cursor >= `start`. Otherwise the raw key of the last row read: rows with
+   * (cursor, key) > (`start`, `afterKey`) (only for sources with `pagesByKey`).
+   */
+  afterKey: string | number | null;
+  /** True for a read that continues a poll (no overlap): a source must not widen its start then. */
+  continues: boolean;
+}
+
+/** Reads raw rows after `start` (null: from the beginning; see `ReadPage`), ordered by cursor then key, at most `limit`. */
+export type RowReader = (start: Date | number | string | null, limit: number, page: ReadPage) => Promise<Record<string, unknown>[]>;
 
 /** What a poll needs to know about its source. */
 export interface PollSettings {
@@ -46,17 +64,28 @@ export interface PollSettings {
   onIgnored: (column: string) => void;
   /** Told when a read from a null cursor returns no row (warns once per source). */
   onEmptyFirstPoll: () => void;
+  /** The reader honours `ReadPage.afterKey` (see the module comment). */
+  pagesByKey: boolean;
+  /** How to give this source a tiebreak, for the message of a tie group it cannot get past. */
+  tiebreakHint: string;
+  /** What a fractional Stock becomes (the source's `stockRounding`). @defaultValue 'floor' */
+  stockRounding?: StockRounding;
 }
+
+/** A source that cannot page rows sharing one cursor (`pollSettingsFor`'s default). */
+const NO_TIEBREAK = { pagesByKey: false, hint: 'give the source a tiebreak (a SQL query: :afterKey; an HTTP source: afterKeyParam)' };
 
 /**
  * The settings of a polled source (SQL, HTTP), with its child logger; `firstPollHint` says how to make
- * a first poll read from the start (logged, once, when one reads nothing).
+ * a first poll read from the start (logged, once, when one reads nothing); `tiebreak` whether the
+ * source pages rows sharing one cursor by key, and how to make it (for the error when it cannot).
  */
 export function pollSettingsFor(
-  config: { name: string; overlapMs: number; mapping: Readonly<Record<string, string>> },
+  config: { name: string; overlapMs: number; mapping: Readonly<Record<string, string>>; stockRounding?: StockRounding | undefined },
   deps: SourceDeps,
   rowNoun: string,
   firstPollHint: string,
+  tiebreak: { pagesByKey: boolean; hint: string } = NO_TIEBREAK,
 ): PollSettings {
   const logger = deps.logger.child({ source: config.name });
   let warned = false;
@@ -68,6 +97,9 @@ export function pollSettingsFor(
     mapping: config.mapping,
     logger,
     onIgnored: ignoredColumnLogger(logger),
+    pagesByKey: tiebreak.pagesByKey,
+    tiebreakHint: tiebreak.hint,
+    ...(config.stockRounding === undefined ? {} : { stockRounding: config.stockRounding }),
     onEmptyFirstPoll() {
       if (warned) return;
       warned = true;
@@ -96,7 +128,7 @@ export function rowKey(raw: Readonly<Record<string, unknown>>): string | undefin
     else if (value === undefined) key += 'u';
     else if (typeof value === 'boolean') key += value ? 't' : 'f';
     else if (typeof value === 'bigint') key += `b${value}\u0000`;
-    else if (value instanceof Date) key += `d${value.getTime()}\u0000`;
+    else if (value instanceof Date) key += `d${epochMicros(value)}\u0000`;
     else return undefined;
   }
   return key;
@@ -109,6 +141,25 @@ export interface BatchParts {
   cursors: Cursor[];
   /** Rows `known` recognised: counted and their cursors kept, nothing else. */
   known: number;
+}
+
+/** A raw key as a query parameter: text or a number (a Buffer, a bigint as text); undefined for none. */
+function keyParam(raw: unknown): string | number | undefined {
+  if (raw === null || raw === undefined) return undefined;
+  if (typeof raw === 'string' || typeof raw === 'number') return raw;
+  if (Buffer.isBuffer(raw)) return raw.toString('utf8');
+  return typeof raw === 'bigint' || typeof raw === 'boolean' ? String(raw) : undefined;
+}
+
+/** The raw key of the last row that has one, and its cursor (a keyless row cannot be paged after). */
+function lastKeyed(rows: readonly Record<string, unknown>[], cursors: readonly Cursor[], settings: PollSettings): { cursor: Cursor; key: string | number } | undefined {
+  const keyField = Object.entries(settings.catalog).find(([, spec]) => spec.required)?.[0];
+  if (keyField === undefined) return undefined;
+  for (let index = rows.length - 1; index >= 0; index -= 1) {
+    const key = keyParam(rawKeyOf(rows[index] as Record<string, unknown>, settings.catalog, settings.mapping));
+    if (key !== undefined) return { cursor: cursors[index] ?? null, key };
+  }
+  return undefined;
 }
 
 /**
@@ -134,6 +185,7 @@ export function toBatchParts(rows: readonly Record<string, unknown>[], settings:
       mapping: settings.mapping,
       ref: provisional,
       onIgnored: settings.onIgnored,
+      ...(settings.stockRounding === undefined ? {} : { stockRounding: settings.stockRounding }),
     });
     const cursor = toCursor(result.cursor);
     if (cursor === null && requireCursor) {
@@ -146,13 +198,15 @@ export function toBatchParts(rows: readonly Record<string, unknown>[], settings:
     cursors.push(cursor);
     const keyValue = key === undefined || !('fields' in result) ? undefined : result.fields[key];
     const ref = `${settings.source} ${settings.rowNoun} cursor=${String(cursor)}${keyValue === undefined ? '' : ` ${key}=${String(keyValue)}`}`;
-    if ('fields' in result) records.push(rawKey === undefined ? { ref, cursor, fields: result.fields } : { ref, cursor, fields: result.fields, rowKey: rawKey });
-    else rejected.push({ ref, issues: result.issues.map((issue) => (issue.record === provisional ? { ...issue, record: ref } : issue)) });
+    if ('fields' in result) {
+      const record: SourceRecord = rawKey === undefined ? { ref, cursor, fields: result.fields } : { ref, cursor, fields: result.fields, rowKey: rawKey };
+      records.push(result.refused ? { ...record, refused: result.refused.map((issue) => (issue.record === provisional ? { ...issue, record: ref } : issue)) } : record);
+    } else rejected.push({ ref, issues: result.issues.map((issue) => (issue.record === provisional ? { ...issue, record: ref } : issue)) });
   });
   return { records, rejected, cursors, known: recognised };
 }
 
-/** Reads one batch of changes after `cursor`, raising the limit past tie groups; see the module comment. */
+/** Reads one batch of changes after `cursor`, paging by key or raising the limit past tie groups; see the module comment. */
 export async function pollChanges(
   cursor: Cursor,
   limit: number,
@@ -160,26 +214,32 @@ export async function pollChanges(
   read: RowReader,
   options: ReadOptions = {},
 ): Promise<ChangeBatch> {
-  const start = pollStart(cursor, (options.overlap ?? true) ? settings.overlapMs : 0, options.overlap === false ? undefined : options.previousPollAt);
+  const continues = options.overlap === false;
+  const start = pollStart(cursor, continues ? 0 : settings.overlapMs, continues ? undefined : options.previousPollAt);
+  const afterKey = settings.pagesByKey && continues && options.afterKey !== undefined ? options.afterKey : null;
   const cap = limit * TIE_LIMIT_FACTOR;
   let current = limit;
   for (;;) {
-    const rows = await read(start, current);
+    const rows = await read(start, current, { afterKey, continues });
     if (cursor === null && rows.length === 0) settings.onEmptyFirstPoll();
     const { records, rejected, cursors, known } = toBatchParts(rows, settings, true, options.known);
     const seenMax = cursors.reduce<Cursor>((max, c) => maxCursor(max, c), null);
     const seenMin = cursors.reduce<Cursor>((min, c) => (min === null || compareCursors(c, min) < 0 ? c : min), null);
+    const batch: ChangeBatch = { records, rejected, nextCursor: maxCursor(cursor, seenMax), resumeFrom: seenMax ?? cursor, ...(known > 0 ? { known } : {}) };
+    // Paged by key: the next read continues after the last keyed row, whatever cursor the rows share.
+    const keyed = settings.pagesByKey && rows.length > 0 ? lastKeyed(rows, cursors, settings) : undefined;
+    if (keyed) return { ...batch, resumeFrom: keyed.cursor, resumeKey: keyed.key };
     const stalled = rows.length >= current && compareCursors(seenMin, seenMax) === 0;
-    if (!stalled) return { records, rejected, nextCursor: maxCursor(cursor, seenMax), resumeFrom: seenMax ?? cursor, ...(known > 0 ? { known } : {}) };
+    if (!stalled) return batch;
     if (current >= cap) {
       throw new ErpError(
         settings.source,
-        `more than ${cap} rows share cursor ${String(seenMax)}: raise the source limit or use a finer cursor`,
+        `more than ${cap} ${settings.rowNoun}s share cursor ${String(seenMax)}: ${settings.tiebreakHint} (or raise the source limit, or use a finer cursor)`,
         { code: 'ERR_ERP_CURSOR', retryable: false },
       );
     }
     current = Math.min(current * 2, cap);
     // The logger is the source's child: it names the source already.
-    settings.logger.warn({ cursor: seenMax, limit: current }, 'full batch without progress: raising the limit for this poll');
+    settings.logger.warn({ cursor: seenMax, limit: current }, `full batch without progress: raising the limit for this poll; ${settings.tiebreakHint}`);
   }
 }

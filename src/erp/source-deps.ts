@@ -1,6 +1,7 @@
-/** What every source factory is given, and the "log each unknown column once" helper they share. */
+/** What every source factory is given, and the helpers they share. */
 import type { Logger } from '../log.js';
 import type { FieldCatalog } from './fields.js';
+import type { RejectedRecord, SnapshotChunk, SourceRecord } from './types.js';
 
 /** Dependencies of a source: the field catalogue it fills, a logger and a clock. */
 export interface SourceDeps {
@@ -19,4 +20,9 @@ export function ignoredColumnLogger(logger: Logger): (column: string) => void {
     seen.add(column);
     logger.debug({ column }, 'column matches no field and is ignored');
   };
+}
+
+/** A snapshot chunk: the records, carrying the refused rows only when there are some. */
+export function snapshotChunk(records: SourceRecord[], rejected: readonly RejectedRecord[]): SnapshotChunk {
+  return rejected.length === 0 ? records : Object.assign(records, { rejected });
 }

@@ -1,54 +1,25 @@
 /**
  * A small SQL client over pg and mysql2 with one calling convention: named parameters (`:cursor`),
  * rows as plain objects, transactions, streamed reads, and errors as `ErpError` without the password.
- * Drivers keep their type conversions: pg `numeric` and mysql `DECIMAL` arrive as strings, timestamps
- * as Dates; `normalizeRecord` coerces them.
+ * Drivers keep their type conversions (pg `numeric` and mysql `DECIMAL` arrive as strings;
+ * `normalizeRecord` coerces them) except for timestamps: they arrive as Dates with their microseconds
+ * (`PreciseDate`), those without a zone placed in the client's `timeZone`, not the process's
+ * (zoned-time.ts); Date parameters are bound as that zone's wall clock.
  *
  * Each driver is imported when its first pool is used, so a daemon loads only the drivers its
  * configuration names (mysql2 and pg cost a few MB of heap each).
  */
-import type { Dialect } from './named-params.js';
 import { registerUrlSecret, sqlError } from './sql-errors.js';
+import type { Dialect, DriverSettings, SqlClient, SqlClientOptions } from './sql-types.js';
+import { isTimeZone } from './zoned-time.js';
 
-export type { Dialect } from './named-params.js';
-
-/** A connection pool to one database. */
-export interface SqlClient {
-  readonly dialect: Dialect;
-  /** Runs one statement with named parameters; statements without rows resolve to []. */
-  query<T = Record<string, unknown>>(sql: string, params?: Record<string, unknown>): Promise<T[]>;
-  /** Runs `fn` in a transaction on one connection: committed if it resolves, rolled back if it throws. */
-  transaction<R>(fn: (tx: SqlClient) => Promise<R>): Promise<R>;
-  /**
-   * Streams a query's rows in chunks of `chunkSize` without holding the result in memory
-   * (pg: a server-side cursor in a transaction; mysql2: a row stream with back-pressure).
-   */
-  stream<T = Record<string, unknown>>(sql: string, params: Record<string, unknown>, chunkSize: number): AsyncIterable<T[]>;
-  /** Closes the pool. */
-  close(): Promise<void>;
-}
-
-/** Options of `openSql`. */
-export interface SqlClientOptions {
-  /** Most connections in the pool. @defaultValue 4 */
-  max?: number;
-  /** Names the client in error messages (a source name); defaults to the dialect. */
-  name?: string;
-  /** Time allowed to open a connection. @defaultValue 10000 */
-  connectTimeoutMs?: number;
-}
-
-/** Pool settings `openSql` resolves for the driver modules. */
-export interface DriverSettings {
-  max: number;
-  name: string;
-  connectTimeoutMs: number;
-}
+export type { Dialect, DriverSettings, SqlClient, SqlClientOptions } from './sql-types.js';
 
 /** Opens a pool for a `postgres://`/`postgresql://` (pg) or `mysql://`/`mariadb://` (mysql2) URL; connects lazily. */
 export function openSql(url: string, options: SqlClientOptions = {}): SqlClient {
   registerUrlSecret(url);
-  const settings = { max: options.max ?? 4, connectTimeoutMs: options.connectTimeoutMs ?? 10_000 };
+  if (options.timeZone !== undefined && !isTimeZone(options.timeZone)) throw new Error(`openSql: unknown time zone "${options.timeZone}"`);
+  const settings = { max: options.max ?? 4, connectTimeoutMs: options.connectTimeoutMs ?? 10_000, timeZone: options.timeZone ?? 'UTC' };
   if (/^postgres(ql)?:\/\//i.test(url)) {
     const driver = { ...settings, name: options.name ?? 'postgres' };
     return onFirstUse('postgres', url, driver, async () => (await import('./pg-client.js')).openPostgres(url, driver));

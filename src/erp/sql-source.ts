@@ -2,19 +2,29 @@
  * A SQL source: polls the configured `changes` query on the ERP database (PostgreSQL or MySQL/MariaDB)
  * and optionally streams its `snapshot` query for the reconcile.
  *
- * The `changes` query gets two named parameters and must return a `cursor` column:
+ * The `changes` query gets named parameters and must return a `cursor` column:
  *
  *     SELECT "Código" AS code, "Existencia" AS stock, "Modificado" AS cursor
  *     FROM erp."Artículos"
- *     WHERE :cursor IS NULL OR "Modificado" >= :cursor
+ *     WHERE CAST(:cursor AS timestamp) IS NULL
+ *        OR ("Modificado", "Código") > (CAST(:cursor AS timestamp), COALESCE(CAST(:afterKey AS text), ''))
  *     ORDER BY cursor, code
  *     LIMIT :limit
  *
- * `:cursor` is the last cursor (a timestamp moved back by `overlapMs`, bound as a Date; a number or
- * text otherwise; null on the first poll) and the query must keep rows with `cursor >= :cursor`.
- * `ORDER BY cursor, code` matters: rows must come in cursor order, with ties in a stable order, or a
- * batch cut at `limit` could skip rows. pg needs a type for a parameter it cannot infer
- * (`CAST(:cursor AS timestamp) IS NULL`); in MySQL and MariaDB `cursor` is a reserved word (`` AS `cursor` ``).
+ * `:cursor` is the last cursor (a timestamp moved back by `overlapMs`, bound as the `timeZone`'s wall
+ * clock with its microseconds; a number or text otherwise; null on the first poll). `:afterKey` (optional)
+ * is null on the first read of a poll, which must keep rows with `cursor >= :cursor`; a read that
+ * continues a poll passes the last row's key, and the query must then keep rows with
+ * `(cursor, key) > (:cursor, :afterKey)`, so rows sharing one cursor are paged however many there are
+ * (polling.ts). A query without `:afterKey` keeps `cursor >= :cursor` and can only get past as many
+ * rows under one cursor as `TIE_LIMIT_FACTOR` times its limit. `ORDER BY cursor, code` matters: rows
+ * must come in cursor order, with ties in the key's order, or a batch cut at `limit` could skip rows.
+ * pg needs a type for a parameter it cannot infer (`CAST(:cursor AS timestamp) IS NULL`); in MySQL and
+ * MariaDB `cursor` is a reserved word (`` AS `cursor` ``).
+ *
+ * Timestamps without a zone are the wall clock of the source's `timeZone` (zoned-time.ts). A poll whose
+ * start lies just before a backward DST transition of that zone starts its first read one shift earlier
+ * (an hour, once a year): rows written in the repeated hour carry wall times the cursor already passed.
  *
  * The snapshot query needs no parameters and no order; pg reads it through a server-side cursor and
  * mysql2 through a row stream, in chunks of `limit` rows, so 100k rows never sit in memory at once.
@@ -22,10 +32,21 @@
 import type { SqlSourceConfig } from '../config/schema.js';
 import { ConfigError, formatIssue } from '../errors.js';
 import { toCursor } from './cursor.js';
-import { pollChanges, pollSettingsFor, toBatchParts } from './polling.js';
-import type { SourceDeps } from './source-deps.js';
+import { parameterNames } from './named-params.js';
+import { pollChanges, pollSettingsFor, type ReadPage, toBatchParts } from './polling.js';
+import { dateOfMicros, epochMicros } from './precise-date.js';
+import { snapshotChunk, type SourceDeps } from './source-deps.js';
 import { openSql, type SqlClient } from './sql-client.js';
-import type { ChangeSource, Cursor, ReadOptions, SnapshotOptions, SourceRecord } from './types.js';
+import type { ChangeSource, Cursor, ReadOptions, SnapshotChunk, SnapshotOptions } from './types.js';
+import { backwardShiftNear } from './zoned-time.js';
+
+/** How far ahead of a poll's start a backward DST transition widens it (the largest shift any zone has). */
+const TRANSITION_HORIZON_MS = 2 * 3_600_000;
+
+/** The tiebreak this source lacks, for the message of a tie group it cannot get past. */
+const TIEBREAK_HINT =
+  'page the changes query on (cursor, key) with :afterKey, e.g. `WHERE :cursor IS NULL OR modified > :cursor OR ' +
+  "(modified = :cursor AND code > COALESCE(:afterKey, ''))` (README, \"SQL sources\")";
 
 /**
  * How to read from the start, per dialect, shown when a first poll reads nothing (see polling.ts).
@@ -48,11 +69,20 @@ const POOL_SIZE = 2;
 
 /** Opens a SQL source (its pool connects on first use). */
 export function createSqlSource(config: SqlSourceConfig, deps: SourceDeps): ChangeSource {
-  const sql: SqlClient = openSql(config.url, { name: config.name, max: POOL_SIZE });
-  const settings = pollSettingsFor(config, deps, 'row', firstPollHint(sql));
+  const zone = config.timeZone ?? 'UTC';
+  const sql: SqlClient = openSql(config.url, { name: config.name, max: POOL_SIZE, timeZone: zone });
+  const pagesByKey = config.changes !== undefined && parameterNames(config.changes, sql.dialect).has('afterKey');
+  const settings = pollSettingsFor(config, deps, 'row', firstPollHint(sql), { pagesByKey, hint: TIEBREAK_HINT });
   const initialCursor = toCursor(config.initialCursor);
   const snapshotQuery = config.snapshot;
   const deletionsQuery = config.deletions;
+
+  /** A first read's start moved back by the zone's backward shift when one is near (see the module comment). */
+  function widened(start: Date | number | string | null, page: ReadPage): Date | number | string | null {
+    if (page.continues || !(start instanceof Date)) return start;
+    const shift = backwardShiftNear(start, zone, TRANSITION_HORIZON_MS);
+    return shift === 0 ? start : dateOfMicros(epochMicros(start) - shift * 1000);
+  }
 
   const source: ChangeSource = {
     name: config.name,
@@ -61,12 +91,18 @@ export function createSqlSource(config: SqlSourceConfig, deps: SourceDeps): Chan
       const changes = config.changes;
       // A source polled only by its snapshot diff (config allows it) has no changes to read.
       if (changes === undefined) return Promise.reject(new ConfigError([`source ${config.name}: has no changes query (it is polled by its snapshot diff)`]));
-      return pollChanges(cursor ?? initialCursor, limit, settings, (start, rows) => sql.query(changes, { cursor: start, limit: rows }), options);
+      return pollChanges(
+        cursor ?? initialCursor,
+        limit,
+        settings,
+        (start, rows, page) => sql.query(changes, { cursor: widened(start, page), limit: rows, afterKey: page.afterKey }),
+        options,
+      );
     },
     close: () => sql.close(),
   };
   if (snapshotQuery !== undefined) {
-    source.snapshot = async function* snapshot(options?: SnapshotOptions): AsyncIterable<SourceRecord[]> {
+    source.snapshot = async function* snapshot(options?: SnapshotOptions): AsyncIterable<SnapshotChunk> {
       for await (const rows of sql.stream(snapshotQuery, {}, config.limit)) {
         const { records, rejected } = toBatchParts(rows, { ...settings, rowNoun: 'snapshot row' }, false);
         for (const bad of rejected) {
@@ -74,14 +110,21 @@ export function createSqlSource(config: SqlSourceConfig, deps: SourceDeps): Chan
           settings.logger.warn({ ref: bad.ref, issues: bad.issues.map((issue) => formatIssue(issue.record === bad.ref ? { ...issue, record: undefined } : issue)) }, 'snapshot row rejected');
           options?.onRejected?.(bad);
         }
-        if (records.length > 0) yield records;
+        if (records.length + rejected.length > 0) yield snapshotChunk(records, rejected);
       }
     };
   }
   if (deletionsQuery !== undefined) {
-    const deletionSettings = { ...settings, rowNoun: 'deletion row' };
+    // Paged by key only when the deletions query itself uses :afterKey (the changes query may, and not it).
+    const deletionSettings = { ...settings, rowNoun: 'deletion row', pagesByKey: parameterNames(deletionsQuery, sql.dialect).has('afterKey') };
     source.readDeletions = (cursor: Cursor, limit: number, options?: ReadOptions) =>
-      pollChanges(cursor ?? initialCursor, limit, deletionSettings, (start, rows) => sql.query(deletionsQuery, { cursor: start, limit: rows }), options);
+      pollChanges(
+        cursor ?? initialCursor,
+        limit,
+        deletionSettings,
+        (start, rows, page) => sql.query(deletionsQuery, { cursor: widened(start, page), limit: rows, afterKey: page.afterKey }),
+        options,
+      );
   }
   return source;
 }

@@ -24,7 +24,16 @@ export interface SourceRecord {
    * before it is normalised.
    */
   rowKey?: string;
+  /**
+   * Fields the source refused and left out while the rest of the row flows (a fractional Stock under
+   * `stockRounding: reject`), each issue naming the record, field, value and rule: the flows count the
+   * row as refused and report these, and still take its other fields.
+   */
+  refused?: ValidationIssue[];
 }
+
+/** One chunk of a snapshot: its records, and the rows of the chunk the source refused whole (to count them). */
+export type SnapshotChunk = SourceRecord[] & { rejected?: readonly RejectedRecord[] };
 
 /** A record that could not be coerced; it is reported and never queued. */
 export interface RejectedRecord {
@@ -43,6 +52,11 @@ export interface ChangeBatch {
    * may still lie inside the overlap window, behind `nextCursor`. Absent: continue from `nextCursor`.
    */
   resumeFrom?: Cursor;
+  /**
+   * The raw key of the batch's last keyed row, at `resumeFrom`, for a source that pages by key (see
+   * polling.ts): the next read of the same poll passes it as `ReadOptions.afterKey`.
+   */
+  resumeKey?: string | number;
   /** Opaque, JSON-serialisable state `commit` needs (the CSV source lists its files here). */
   handle?: unknown;
   /** Rows read but left out because `ReadOptions.known` recognised them (they count as read). */
@@ -70,6 +84,11 @@ export interface ReadOptions {
   previousPollAt?: number;
   /** Rows already delivered: left out of the batch (see `KnownRows`); polled sources (SQL, HTTP) use it. */
   known?: KnownRows;
+  /**
+   * With `overlap: false`, the previous batch's `resumeKey`: read rows with (cursor, key) after
+   * (`cursor`, this key) instead of cursor >= `cursor` (sources that page by key; others ignore it).
+   */
+  afterKey?: string | number;
 }
 
 /** Options of a `snapshot` read. */
@@ -96,8 +115,11 @@ export interface ChangeSource {
   readChanges(cursor: Cursor, limit: number, options?: ReadOptions): Promise<ChangeBatch>;
   /** Called after the batch's records are durably queued (CSV: files move to processed/ or rejected/). */
   commit?(batch: ChangeBatch): Promise<void>;
-  /** The full current set, in chunks, streamed (used by the reconcile and the snapshot diff). */
-  snapshot?(options?: SnapshotOptions): AsyncIterable<SourceRecord[]>;
+  /**
+   * The full current set, in chunks, streamed (used by the reconcile and the snapshot diff); a chunk
+   * carries the rows the source refused whole (`rejected`), also told to `options.onRejected`.
+   */
+  snapshot?(options?: SnapshotOptions): AsyncIterable<SnapshotChunk>;
   /**
    * SKUs deleted at or after `cursor` (the `deletions` query: records of `Code` and a cursor), read by
    * the same rules as `readChanges`; each is treated as vanished.

@@ -1,9 +1,10 @@
 /**
  * One poll of one ERP source, shared by the inventory and fulfillment producers. The first read starts
  * the source's overlap before the stored cursor (late commits); the following reads continue where the
- * previous batch ended, without overlap, until a short batch (caught up) or `maxRounds`. After each
- * batch is queued the stored cursor moves to the highest cursor seen, never backwards, and only then is
- * the source told to commit (CSV files move). A crash anywhere before re-reads the same rows: harmless.
+ * previous batch ended (after its last key, for a source that pages by key), without overlap, until a
+ * short batch (caught up) or `maxRounds`. After each batch is queued the stored cursor moves to the
+ * highest cursor seen, never backwards, and only then is the source told to commit (CSV files move). A
+ * crash anywhere before re-reads the same rows: harmless.
  */
 import type { Redis } from 'ioredis';
 
@@ -65,6 +66,8 @@ export async function drainSource(source: ChangeSource, options: DrainOptions): 
   const polledFrom = options.cursor;
   let stored = options.cursor;
   let position = options.cursor;
+  // The key the next read continues after, for a source that pages by key (erp/polling.ts).
+  let afterKey: string | number | undefined;
   let read = 0;
   let known = 0;
   let rounds = 0;
@@ -74,6 +77,7 @@ export async function drainSource(source: ChangeSource, options: DrainOptions): 
       overlap: first,
       ...(first && options.previousPollAt !== undefined ? { previousPollAt: options.previousPollAt } : {}),
       ...(options.known ? { known: options.known } : {}),
+      ...(first || afterKey === undefined ? {} : { afterKey }),
     });
     await options.queue(batch);
     const next = maxCursor(stored, batch.nextCursor);
@@ -84,10 +88,15 @@ export async function drainSource(source: ChangeSource, options: DrainOptions): 
     read += rows;
     known += batch.known ?? 0;
     const resume = batch.resumeFrom ?? batch.nextCursor;
-    // Caught up, or a batch that ended where the last one did (nothing more to read this poll).
-    if (rows < options.limit || (reads > 0 && compareCursors(resume, position) <= 0)) break;
-    if (compareCursors(resume, polledFrom) > 0) rounds += 1;
+    const moved = compareCursors(resume, position) > 0;
+    // Caught up, or a batch that ended where the last one did (nothing more to read this poll); a batch
+    // paged by key within one cursor did move.
+    const pagedOn = batch.resumeKey !== undefined && (first || batch.resumeKey !== afterKey);
+    if (rows < options.limit || (reads > 0 && !moved && !pagedOn)) break;
+    // A group of rows sharing one cursor is read whole (the next poll would read it from its start again).
+    if (moved && compareCursors(resume, polledFrom) > 0) rounds += 1;
     position = resume;
+    afterKey = batch.resumeKey;
   }
   return { cursor: stored, read, known };
 }

@@ -26,6 +26,10 @@ export interface SourcePreview {
   rejects: RejectedRecord[];
   /** The cursor the poll would store once the batch is queued. */
   nextCursor: Cursor;
+  /** Rows the read returned (records, refused rows, each once), before `records` and `rejects` were cut to the limit. */
+  read: number;
+  /** Rows refused, whole or in part (some fields), whatever refused them: the source or the flow's rules. */
+  refused: number;
 }
 
 /** The cursor a flow has stored for a source (read only), or undefined before its first poll. */
@@ -36,6 +40,8 @@ export function storedCursor(redis: Redis, prefix: string, flow: SourceFlow, sou
 
 /**
  * Reads one batch of `source` from `from` and sorts it as the flow's producer would; writes nothing.
+ * `records` and `rejects` hold at most `limit` entries each (a source without a tiebreak may return
+ * more to get past rows sharing a cursor, a CSV file is read whole); `read` and `refused` count them all.
  * With `snapshot` (a source polled only by its snapshot diff) the batch is the snapshot's first records.
  */
 export async function previewSource(source: ChangeSource, options: { flow: SourceFlow; from: Cursor; limit: number; snapshot?: boolean }): Promise<SourcePreview> {
@@ -44,15 +50,24 @@ export async function previewSource(source: ChangeSource, options: { flow: Sourc
   const records: SourceRecord[] = [];
   const rejects: RejectedRecord[] = [...batch.rejected];
   for (const record of batch.records) {
-    const issues = check(record);
-    if (issues.length === 0) records.push(record);
-    else rejects.push({ ref: record.ref, issues });
+    const issues = [...(record.refused ?? []), ...check(record)];
+    // A record whose source refused some fields (a fractional Stock under stockRounding: reject) is both
+    // refused (those fields) and queued (the others), as the flow does.
+    if (issues.length > 0) rejects.push({ ref: record.ref, issues });
+    if (issues.length === (record.refused?.length ?? 0)) records.push(record);
   }
-  return { from: options.from, records, rejects, nextCursor: maxCursor(options.from, batch.nextCursor) };
+  return {
+    from: options.from,
+    records: records.slice(0, options.limit),
+    rejects: rejects.slice(0, options.limit),
+    nextCursor: maxCursor(options.from, batch.nextCursor),
+    read: batch.records.length + batch.rejected.length + (batch.known ?? 0),
+    refused: rejects.length,
+  };
 }
 
 /** The first `limit` records of the source's snapshot, and the rows it refused among them. */
-async function snapshotBatch(source: ChangeSource, limit: number): Promise<{ records: SourceRecord[]; rejected: RejectedRecord[]; nextCursor: Cursor }> {
+async function snapshotBatch(source: ChangeSource, limit: number): Promise<{ records: SourceRecord[]; rejected: RejectedRecord[]; nextCursor: Cursor; known?: number }> {
   const records: SourceRecord[] = [];
   const rejected: RejectedRecord[] = [];
   for await (const chunk of source.snapshot?.({ onRejected: (record) => void rejected.push(record) }) ?? []) {

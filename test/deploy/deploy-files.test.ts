@@ -52,7 +52,7 @@ describe('Prometheus and Grafana files', () => {
     expect(result.code).toBe(0);
   });
 
-  it('fires StoresyncVanishedSkusHeld while the mass guard holds SKUs (promtool rule tests)', async () => {
+  it('fires StoresyncVanishedSkusHeld and StoresyncReconcileOrphansHeld while a mass guard holds SKUs (promtool rule tests)', async () => {
     const result = await promtool(['test', 'rules', join(root, 'test/deploy/alerts.promtool.yml')]);
     expect(result.stdout + result.stderr).toContain('SUCCESS');
     expect(result.code).toBe(0);
@@ -79,6 +79,7 @@ describe('Prometheus and Grafana files', () => {
       'increase(storesync_store_auth_failures_total[10m]) > 0',
       'storesync_sales_oldest_unacknowledged_age_seconds',
       'storesync_reservation_oldest_age_seconds > 86400',
+      'max(storesync_reconcile_orphans{state="held"}) > 0',
       'max by (source) (storesync_vanished_held) > 0',
     ]) {
       expect(exprs).toContain(needed);

@@ -12,7 +12,11 @@ import type { SourceRecord } from '../../src/erp/types.js';
 import { ConfigError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { validateInventoryUpdate } from '../../src/store/validation.js';
-import { pgScratch } from './databases.js';
+import { mariaScratch, PG_URL, pgScratch } from './databases.js';
+import { ErpnextErp } from './erpnext-erp.js';
+import { exampleSqlSource, pgUrlIn } from './example-sources.js';
+import { LegacyErp } from './legacy-erp.js';
+import { ODOO_SHELF, ODOO_STOCK, OdooErp, type StoreTruth } from './odoo-erp.js';
 import { drain } from './sources.js';
 
 const root = packageRoot();
@@ -31,6 +35,9 @@ describe('example configs', () => {
       ['sql-source.yaml', 'sql'],
       ['csv-source.yaml', 'csv'],
       ['http-source.yaml', 'http'],
+      ['odoo.yaml', 'sql'],
+      ['erpnext.yaml', 'sql'],
+      ['no-change-column.yaml', 'sql'],
     ] as const) {
       const config = example(file);
       const source = config.inventory.sources[0];
@@ -121,5 +128,106 @@ describe('examples/erp/inventory with config/examples/csv-source.yaml', () => {
     expect(records).toHaveLength(200);
     expect(records[0]?.fields).toEqual({ Code: 'SKU-000001', Stock: 13, DepStock: 'NORTE' });
     await source.close();
+  });
+});
+
+/** SKU → Stock and Price of records (the newest per SKU), as the store would take them. */
+function figures(records: readonly SourceRecord[]): Map<string, StoreTruth> {
+  return new Map(records.map((record) => [String(record.fields.Code), { Stock: Number(record.fields.Stock), Price: Number(record.fields.Price) }]));
+}
+
+/** Every record of a source's snapshot. */
+async function snapshotOf(source: ReturnType<typeof createSource>): Promise<SourceRecord[]> {
+  const records: SourceRecord[] = [];
+  for await (const chunk of source.snapshot?.() ?? []) records.push(...chunk);
+  return records;
+}
+
+describe('the ERP examples (odoo.yaml, erpnext.yaml, no-change-column.yaml) on ERP-shaped databases', () => {
+  it('odoo.yaml: its changes and snapshot queries give the stock and price Odoo holds', async () => {
+    const scratch = await pgScratch();
+    const odoo = await OdooErp.create(scratch.db, scratch.schema, PG_URL);
+    try {
+      await odoo.createProducts(
+        Array.from({ length: 30 }, (_, i) => ({
+          sku: `OD-${i}`,
+          price: 10 + i,
+          quants: [
+            { location: ODOO_STOCK, quantity: i, reserved: i % 4 === 0 ? 0 : 1 },
+            { location: ODOO_SHELF, quantity: 1.5 },
+          ],
+        })),
+      );
+      await odoo.archive('OD-3');
+      const source = createSource({ ...exampleSqlSource('odoo.yaml'), url: pgUrlIn(scratch.schema) }, { fields: INVENTORY_FIELDS, logger });
+      try {
+        const truth = await odoo.truth();
+        expect(truth.size).toBe(29);
+        // Paging by :afterKey through one write_date is the scenarios' (odoo-scenarios.test.ts, bulk load).
+        expect(figures((await drain(source, 100)).records)).toEqual(truth);
+        expect(figures(await snapshotOf(source))).toEqual(truth);
+      } finally {
+        await source.close();
+      }
+    } finally {
+      await odoo.close();
+      await scratch.drop();
+    }
+  });
+
+  it('erpnext.yaml: its changes, snapshot and deletions queries give what ERPNext holds and deleted', async () => {
+    const scratch = await mariaScratch();
+    const erp = await ErpnextErp.create(scratch.db, { zone: 'Europe/Madrid' });
+    try {
+      await erp.createItems(
+        Array.from({ length: 20 }, (_, i) => ({
+          code: `EN-${i}`,
+          price: 5 + i,
+          bins: [
+            { warehouse: 'Stores - S', actualQty: `${i}.250000000`, reservedQty: '0.000000000' },
+            { warehouse: 'Finished Goods - S', actualQty: '2.000000000' },
+            { warehouse: 'Work In Progress - S', actualQty: '9.000000000' },
+          ],
+        })),
+        '2026-03-29 02:30:00.123456',
+      );
+      await erp.disable('EN-4');
+      await erp.deleteItem('EN-5');
+      const source = createSource({ ...exampleSqlSource('erpnext.yaml'), url: scratch.url }, { fields: INVENTORY_FIELDS, logger });
+      try {
+        const truth = await erp.truth();
+        expect(truth.size).toBe(18);
+        expect(figures((await drain(source, 100)).records)).toEqual(truth);
+        expect(figures(await snapshotOf(source))).toEqual(truth);
+        const deletions = await source.readDeletions!(null, 10);
+        expect(deletions.records.map((record) => record.fields.Code)).toEqual(['EN-5']);
+      } finally {
+        await source.close();
+      }
+    } finally {
+      await scratch.drop();
+    }
+  });
+
+  it('no-change-column.yaml: a snapshot and a diff only, its query giving the table', async () => {
+    const config = loadConfig({ configFile: join(root, 'config', 'examples', 'no-change-column.yaml'), env: {} });
+    const example = exampleSqlSource('no-change-column.yaml');
+    expect(example).toMatchObject({ diff: { schedule: expect.any(String) } });
+    expect(example.changes).toBeUndefined();
+    expect(example.schedule).toBeUndefined();
+    expect(config.inventory.sources).toHaveLength(1);
+    const scratch = await pgScratch();
+    try {
+      const legacy = await LegacyErp.create(scratch.db, scratch.schema);
+      for (let i = 0; i < 12; i++) await legacy.set(`LG-${i}`, i, 1.25 + i);
+      const source = createSource({ ...example, url: pgUrlIn(scratch.schema) }, { fields: INVENTORY_FIELDS, logger });
+      try {
+        expect(figures(await snapshotOf(source))).toEqual(await legacy.truth());
+      } finally {
+        await source.close();
+      }
+    } finally {
+      await scratch.drop();
+    }
   });
 });

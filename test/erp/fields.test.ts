@@ -115,8 +115,8 @@ describe('normalizeRecord issues', () => {
     ]);
   });
 
-  it('rejects fractional stock and non-boolean words', () => {
-    expect(issuesOf({ Code: 'A', Stock: '1.5', ForSale: 'maybe' }).map((issue) => issue.field)).toEqual(['Stock', 'ForSale']);
+  it('rejects non-boolean words and stock that is no number', () => {
+    expect(issuesOf({ Code: 'A', Stock: 'lots', ForSale: 'maybe' }).map((issue) => issue.field)).toEqual(['Stock', 'ForSale']);
   });
 
   it('requires Code, naming the record by its ref when Code is missing or blank', () => {
@@ -137,5 +137,35 @@ describe('normalizeRecord issues', () => {
       fields: { ExternalReference: 'ERP-7', SiteId: 2, Status: 6 },
       cursor: undefined,
     });
+  });
+});
+
+describe('fractional stock (issue 22: 5.5 kg refused the whole row, price included)', () => {
+  const row = { Code: 'KG-1', Stock: '5.500000000', Price: '12.50' };
+  const normalize = (raw: Record<string, unknown>, stockRounding?: 'floor' | 'round' | 'reject') =>
+    normalizeRecord(raw, INVENTORY_FIELDS, { ref, ...(stockRounding ? { stockRounding } : {}) });
+
+  it('floors by default (never more stock than there is), also below zero', () => {
+    expect(normalize(row)).toEqual({ fields: { Code: 'KG-1', Stock: 5, Price: 12.5 }, cursor: undefined });
+    expect(normalize({ Code: 'KG-1', Stock: -0.5 })).toMatchObject({ fields: { Stock: -1 } });
+  });
+
+  it('rounds half up with round', () => {
+    expect(normalize(row, 'round')).toMatchObject({ fields: { Stock: 6 } });
+    expect(normalize({ ...row, Stock: '5.499' }, 'round')).toMatchObject({ fields: { Stock: 5 } });
+  });
+
+  it('with reject refuses the Stock field alone, naming record, field, value and rule; the price still flows', () => {
+    expect(normalize(row, 'reject')).toEqual({
+      fields: { Code: 'KG-1', Price: 12.5 },
+      cursor: undefined,
+      refused: [{ record: 'KG-1', field: 'Stock', value: '5.500000000', rule: 'whole number (stockRounding: reject)' }],
+    });
+    expect(normalize({ ...row, Stock: '5.000000000' }, 'reject')).toMatchObject({ fields: { Stock: 5 } });
+  });
+
+  it('reports a refused Stock with the other issues of a row refused whole', () => {
+    const result = normalize({ Code: 'KG-1', Stock: 5.5, ForSale: 'maybe' }, 'reject');
+    expect('issues' in result && result.issues.map((issue) => issue.field)).toEqual(['ForSale', 'Stock']);
   });
 });

@@ -10,6 +10,7 @@ import { createSource } from '../../src/erp/index.js';
 import type { ChangeSource } from '../../src/erp/types.js';
 import { ErpError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
+import { drainSource } from '../../src/sync/drain-source.js';
 
 const TOKEN = 'erp-token-5b1f9c0d';
 
@@ -55,8 +56,12 @@ describe('HTTP source', () => {
       }
       const since = url.searchParams.get('since');
       const limit = Number(url.searchParams.get('limit'));
+      // With `after` (a source's afterKeyParam): the records with (updatedAt, sku) after (since, after).
+      const after = url.searchParams.get('after');
+      const isAfter = (item: ErpItem) =>
+        since === null || Date.parse(item.updatedAt) > Date.parse(since) || (Date.parse(item.updatedAt) === Date.parse(since) && (after === null || item.sku > after));
       const selected = items
-        .filter((item) => since === null || Date.parse(item.updatedAt) >= Date.parse(since))
+        .filter(isAfter)
         .sort((a, b) => Date.parse(a.updatedAt) - Date.parse(b.updatedAt) || a.sku.localeCompare(b.sku))
         .slice(0, limit);
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: { items: selected } }));
@@ -176,6 +181,27 @@ describe('HTTP source', () => {
     const error = await source({ url: 'http://127.0.0.1:1/api' }).readChanges(null, 10).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ErpError);
     expect(error).toMatchObject({ code: 'ERR_ERP_CONNECTION', retryable: true });
+  });
+
+  it('pages records sharing one cursor with afterKeyParam, any number of them, in reads of the limit', async () => {
+    items = Array.from({ length: 25 }, (_, i) => ({ sku: `TIE-${String(i).padStart(2, '0')}`, available: i, updatedAt: '2024-05-01T10:00:00.000Z' }));
+    const seen: string[] = [];
+    const result = await drainSource(source({ afterKeyParam: 'after' }), {
+      cursor: null,
+      limit: 10,
+      maxRounds: 5,
+      queue: async (batch) => void seen.push(...batch.records.map((record) => String(record.fields.Code))),
+      saveCursor: async () => undefined,
+    });
+    expect(seen).toEqual(items.map((item) => item.sku));
+    expect(result.cursor).toBe('2024-05-01T10:00:00.000Z');
+    expect(requests.map((url) => url.searchParams.get('after'))).toEqual([null, 'TIE-09', 'TIE-19']);
+    expect(requests.every((url) => url.searchParams.get('limit') === '10')).toBe(true);
+  });
+
+  it('without afterKeyParam fails a tie group it cannot get past, naming afterKeyParam', async () => {
+    items = Array.from({ length: 70 }, (_, i) => ({ sku: `TIE-${String(i).padStart(2, '0')}`, available: i, updatedAt: '2024-05-01T10:00:00.000Z' }));
+    await expect(source().readChanges(null, 1)).rejects.toThrow(/more than 64 records share cursor 2024-05-01T10:00:00\.000Z: set the source's afterKeyParam/);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { MissingParameterError, toPositional } from '../../src/erp/named-params.js';
+import { MissingParameterError, parameterNames, toPositional } from '../../src/erp/named-params.js';
 
 describe('toPositional', () => {
   it('numbers pg parameters once per name, in order of first use', () => {
@@ -36,5 +36,14 @@ describe('toPositional', () => {
 
   it('refuses a parameter the caller did not give', () => {
     expect(() => toPositional('SELECT :missing', {}, 'postgres')).toThrow(MissingParameterError);
+  });
+});
+
+describe('parameterNames', () => {
+  it('lists the parameters a query uses, not those in literals, comments or casts', () => {
+    const sql = `SELECT code, ':afterKey' AS x, changed_at::text AS cursor -- :limit2
+                 FROM t WHERE (:cursor IS NULL OR (changed_at, code) > (:cursor, COALESCE(:afterKey, ''))) LIMIT :limit`;
+    expect([...parameterNames(sql, 'postgres')].sort()).toEqual(['afterKey', 'cursor', 'limit']);
+    expect(parameterNames('SELECT 1 FROM t WHERE c >= :cursor LIMIT :limit', 'mysql').has('afterKey')).toBe(false);
   });
 });

@@ -89,6 +89,8 @@ describe('toBatchParts with known rows', () => {
     logger: silentLogger(),
     onIgnored: () => undefined,
     onEmptyFirstPoll: () => undefined,
+    pagesByKey: false,
+    tiebreakHint: '',
   };
   const rows = [
     { code: 'A', stock: 1, cursor: new Date('2025-01-01T00:00:01Z') },

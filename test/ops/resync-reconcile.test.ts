@@ -119,6 +119,17 @@ describe('an inventory resync posted to the HTTP server', () => {
     expect(sim.writes).toEqual([]);
   });
 
+  it('acts on store items no ERP source has past the guard only when the resync confirms them', async () => {
+    for (let i = 0; i < 12; i++) sim.upsertItem({ Code: `ORPH-${i}`, Stock: 3, Price: 10 });
+    const d = await start('RS-1,5,10\nRS-2,8,20\n', { reconcile: { orphans: 'zero' } });
+    const held = await resync(d, { dryRun: true });
+    expect(held.returnvalue).toMatchObject({ onlyOnStore: 12, orphans: { checked: true, toChange: 12, held: 12, queued: 0 }, queued: 0 });
+    const confirmed = await resync(d, { dryRun: true, confirmOrphans: true });
+    expect(confirmed.name).toBe('reconcile:dry-run:confirm-orphans');
+    expect(confirmed.returnvalue).toMatchObject({ orphans: { held: 0, queued: 12 }, queued: 12 });
+    expect(sim.writes).toEqual([]);
+  });
+
   it('reports a missing item without creating it when createMissing is off', async () => {
     const d = await start('RS-1,5,10\nRS-3,4,30\n');
     const job = await resync(d, { dryRun: false });

@@ -11,6 +11,7 @@ import pg from 'pg';
 
 import type { Simulator } from '../../../src/simulator/index.js';
 import { dumpPrefix } from '../../../test/support/redis.js';
+import type { DiffTruth } from './diff-driver.js';
 import { type ErpModel, priceOf } from './erp-driver.js';
 
 /** One line of the report. */
@@ -61,6 +62,38 @@ export function checkFinalValues(sim: Simulator, model: ErpModel): CheckResult {
     name: `inventory: the store ends with the ERP's latest value, less the units open sales hold, for every SKU (${model.latest.size} SKUs, ${model.rowsWritten} rows)`,
     ok: wrong.length === 0,
     detail: wrong.length === 0 ? 'all equal' : sample(wrong),
+  };
+}
+
+/** Differences between the store and the diff source's table: a row's figures less the units open sales hold, Stock 0 for a deleted row. */
+export function diffValueMismatches(sim: Simulator, truth: DiffTruth): string[] {
+  const reserved = reservedUnits(sim);
+  const wrong: string[] = [];
+  for (const [code, row] of truth.present) {
+    const item = sim.state.items.get(code)?.item;
+    const held = reserved.get(code) ?? 0;
+    const published = Math.max(0, row.stock - held);
+    if (!item) wrong.push(`${code} missing on the store`);
+    else if (item.Stock !== published || item.Price !== row.price) {
+      wrong.push(`${code} store Stock ${item.Stock} Price ${item.Price}, table Stock ${row.stock} Price ${row.price} less ${held} reserved`);
+    }
+  }
+  for (const code of truth.absent) {
+    const stock = sim.state.items.get(code)?.item.Stock;
+    if (stock !== 0) wrong.push(`${code} deleted from the table, store Stock ${stock}`);
+  }
+  return wrong;
+}
+
+/** The diff source's SKUs end as its table says (read by snapshot diffs only: no change column). */
+export function checkDiffValues(sim: Simulator, truth: DiffTruth, writes: { rewrites: number; deletions: number; putBack: number }): CheckResult {
+  const wrong = diffValueMismatches(sim, truth);
+  return {
+    name:
+      `inventory (snapshot diff): the store ends as the table without a change column says, deleted rows at Stock 0 ` +
+      `(${truth.present.size + truth.absent.length} SKUs, ${writes.rewrites} rewrites, ${writes.deletions} deletions, ${writes.putBack} put back)`,
+    ok: wrong.length === 0 && writes.deletions > 0,
+    detail: wrong.length === 0 ? `all equal; ${truth.absent.length} rows deleted at the end` : sample(wrong),
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import { stringify } from 'yaml';
 
+import { DIFF_SNAPSHOT_QUERY } from './diff-driver.js';
 import { CHANGES_QUERY } from './erp-driver.js';
 
 /** Where the chaos daemons find their services. */
@@ -45,6 +46,16 @@ export function chaosConfig(input: ChaosConfigInput): string {
           overlapMs: input.overlapMs,
           initialCursor: '1970-01-01T00:00:00.000Z',
           changes: CHANGES_QUERY,
+        },
+        {
+          // A table without a change column: its snapshot, diffed every 2 seconds; no changes, no schedule.
+          name: 'legacy',
+          kind: 'sql',
+          url: input.erpUrl,
+          limit: 5000,
+          snapshot: DIFF_SNAPSHOT_QUERY,
+          diff: { schedule: '*/2 * * * * *' },
+          vanished: { action: 'zero', maxFraction: 0.05 },
         },
       ],
     },

@@ -22,6 +22,7 @@ import type { Cleanup } from '../cleanup.js';
 import { startPgCluster } from '../pg-cluster.js';
 import { between, seededRandom } from '../random.js';
 import {
+  checkDiffValues,
   checkFinalValues,
   checkInvalidNeverSent,
   checkNoFailedJobs,
@@ -31,12 +32,14 @@ import {
   checkSalesAckedOnce,
   checkSalesExportedOnce,
   checkSecretsAtRest,
+  diffValueMismatches,
   finalValueMismatches,
   rejectedMetric,
   saleAcks,
   salesExportCounts,
 } from './checks.js';
 import { chaosConfig } from './config.js';
+import { DiffDriver } from './diff-driver.js';
 import { ErpDriver } from './erp-driver.js';
 import { Fleet } from './fleet.js';
 import { RecoveryWatch } from './recovery.js';
@@ -48,6 +51,9 @@ export interface ChaosPlan {
   durationS: number;
   skus: number;
   changesPerS: number;
+  /** SKUs of the table without a change column (the diff source), and writes to it per second. */
+  diffSkus: number;
+  diffWritesPerS: number;
   invalidRows: number;
   saleEveryMs: number;
   workers: number;
@@ -68,6 +74,8 @@ export const PLANS: Record<'quick' | 'full', ChaosPlan> = {
     durationS: 25,
     skus: 100,
     changesPerS: 40,
+    diffSkus: 40,
+    diffWritesPerS: 10,
     invalidRows: 6,
     saleEveryMs: 500,
     workers: 2,
@@ -81,6 +89,8 @@ export const PLANS: Record<'quick' | 'full', ChaosPlan> = {
     durationS: 90,
     skus: 300,
     changesPerS: 60,
+    diffSkus: 100,
+    diffWritesPerS: 15,
     invalidRows: 20,
     saleEveryMs: 300,
     workers: 3,
@@ -132,9 +142,10 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   const password = `chaos-${randomBytes(9).toString('base64url')}`;
   const adminToken = `admin-${randomBytes(12).toString('hex')}`;
   const skus = Array.from({ length: plan.skus }, (_, i) => `SKU-${String(i + 1).padStart(6, '0')}`);
+  const diffSkus = Array.from({ length: plan.diffSkus }, (_, i) => `DIFF-${String(i + 1).padStart(5, '0')}`);
   const sim: Simulator = await startSimulator({
     port: 0,
-    items: skus.map((Code) => ({ Code, Stock: 0, Price: 99.99 })),
+    items: [...skus, ...diffSkus].map((Code) => ({ Code, Stock: 0, Price: 99.99 })),
     sales: 0,
     users: 5,
     clients: 2,
@@ -170,6 +181,10 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   });
   cleanup.defer('erp driver', () => driver.close());
   await driver.prepare();
+  // Its own random stream, so that the changes driver and the disorder make the choices they made before it existed.
+  const diffDriver = new DiffDriver({ url: erpUrl, skus: diffSkus, rate: plan.diffWritesPerS, deleteShare: 0.1, maxAbsent: 8, random: seededRandom(options.seed + 1) });
+  cleanup.defer('diff driver', () => diffDriver.close());
+  await diffDriver.prepare();
 
   const prefix = 'chaos';
   const configFile = join(logDir, 'storesync.yaml');
@@ -192,6 +207,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   };
 
   driver.start();
+  diffDriver.start();
   const sales = setInterval(() => saleIds.push(sim.addSale({ Status: 1, SiteId: 1 }).Id), plan.saleEveryMs);
   cleanup.defer('sales driver', () => clearInterval(sales));
 
@@ -237,7 +253,9 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   }
   clearInterval(sales);
   await driver.stop(30_000);
-  note(`disorder over: ${driver.model.rowsWritten} ERP rows, ${saleIds.length} sales; draining`);
+  await diffDriver.stop();
+  const diffTruth = await diffDriver.truth();
+  note(`disorder over: ${driver.model.rowsWritten} ERP rows, ${diffDriver.stats.rewrites + diffDriver.stats.deletions + diffDriver.stats.putBack} table writes, ${saleIds.length} sales; draining`);
   fleet.restartDead();
 
   // Drain: until every SKU and every sale is where it must be (the checks below say what is not).
@@ -246,7 +264,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   const drained = await waitFor(
     async () => {
       fleet.restartDead();
-      if (finalValueMismatches(sim, driver.model).length > 0) return false;
+      if (finalValueMismatches(sim, driver.model).length > 0 || diffValueMismatches(sim, diffTruth).length > 0) return false;
       const exported = await salesExportCounts(erpUrl);
       const acks = saleAcks(sim, ACK_STATUS);
       return saleIds.every((id) => exported.get(id) === 1 && (acks.get(id) ?? 0) >= 1);
@@ -271,6 +289,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   const acks = saleAcks(sim, ACK_STATUS);
   const checks: CheckResult[] = [
     checkFinalValues(sim, driver.model),
+    checkDiffValues(sim, diffTruth, diffDriver.stats),
     checkNoStaleWrites(sim),
     checkInvalidNeverSent(sim, driver.model),
     await checkRejectsRecorded(redis, prefix, driver.model, rejectedCount),
@@ -293,6 +312,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
       seed: options.seed,
       seconds: Math.round(elapsed()),
       erp: { ...driver.model, latest: driver.model.latest.size, invalid: driver.model.invalid.length },
+      diffTable: diffDriver.stats,
       sales: saleIds.length,
       kills: fleet.kills,
       hashesIssued: hashes.size,

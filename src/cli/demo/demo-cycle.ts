@@ -86,7 +86,7 @@ export async function runDemoCycle(ctx: CycleContext): Promise<CycleReport> {
 
   const reconcile = (await runControlJob(
     daemon,
-    { action: 'inventory-reconcile', skus: [], dryRun: false, force: false, requestedBy: 'demo' },
+    { action: 'inventory-reconcile', skus: [], dryRun: false, force: false, confirmOrphans: false, requestedBy: 'demo' },
     timeoutMs,
   )) as ReconcileReport;
   if (reconcile.differences === 0) throw new Error('demo: the reconcile found no difference between the ERP snapshot and the store');
@@ -99,7 +99,7 @@ export async function runDemoCycle(ctx: CycleContext): Promise<CycleReport> {
       if (!(await queueIdle(queueOf(daemon.inventory, QUEUE_NAMES.inventory)))) return false;
       const check = (await runControlJob(
         daemon,
-        { action: 'inventory-reconcile', skus: fixedSkus, dryRun: true, force: false, requestedBy: 'demo' },
+        { action: 'inventory-reconcile', skus: fixedSkus, dryRun: true, force: false, confirmOrphans: false, requestedBy: 'demo' },
         timeoutMs,
       )) as ReconcileReport;
       return check.differences === 0;

@@ -12,6 +12,8 @@ export interface ReconcileRequest {
   skus: string[];
   dryRun: boolean;
   force: boolean;
+  /** Act on store items no ERP source has even past the mass guard. */
+  confirmOrphans: boolean;
   onProgress: (progress: ControlProgress) => void;
   /** Aborted at the shutdown deadline. */
   signal: AbortSignal;

@@ -10,11 +10,12 @@ import type { ControlActions } from './actions.js';
 /** Control actions running `runReconcile` and `pullSales`. */
 export function flowActions(deps: FlowDeps): ControlActions {
   return {
-    reconcile: ({ skus, dryRun, force, onProgress, signal }) =>
+    reconcile: ({ skus, dryRun, force, confirmOrphans, onProgress, signal }) =>
       runReconcile(deps, {
         ...(skus.length > 0 ? { skus } : {}),
         dryRun,
         force,
+        confirmOrphans,
         signal,
         onProgress: (done, total) => onProgress({ done, total }),
       }),

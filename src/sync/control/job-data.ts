@@ -27,6 +27,10 @@ export const inventoryResyncSchema = z
     skus: z.array(z.string().min(1)).max(10_000).default([]).describe('Only these SKUs; empty: every item'),
     dryRun: z.boolean().default(false).describe('Report the differences without writing to the store'),
     force: z.boolean().default(false).describe('Write every item, even those already equal'),
+    confirmOrphans: z
+      .boolean()
+      .default(false)
+      .describe('Act on store items no ERP source has (inventory.reconcile.orphans) even when the mass guard holds them'),
     requestedBy,
   })
   .strict();
@@ -54,7 +58,7 @@ export type SalesResync = z.infer<typeof salesResyncSchema>;
 export type ControlJobData = z.infer<typeof controlJobSchema>;
 
 /** What the Add-job form starts from: a full reconcile. */
-const FORM_DEFAULT = { action: 'inventory-reconcile', skus: [], dryRun: false, force: false };
+const FORM_DEFAULT = { action: 'inventory-reconcile', skus: [], dryRun: false, force: false, confirmOrphans: false };
 
 /** The JSON schema bull-board uses for the control queue's Add-job form (its default fills the form). */
 export function controlJobJsonSchema(): Record<string, unknown> {
@@ -128,5 +132,5 @@ function pickBranch(branches: z.core.$ZodIssue[][], input: unknown): z.core.$Zod
 export function controlJobName(job: ControlJobData): string {
   if (job.action === 'sales-pull') return `sales-pull:${job.from}..${job.to}${job.dryRun ? ':dry-run' : ''}`;
   const skus = job.skus.length === 0 ? '' : `:${job.skus.slice(0, 5).join(',')}${job.skus.length > 5 ? `,+${job.skus.length - 5}` : ''}`;
-  return `reconcile${job.dryRun ? ':dry-run' : ''}${skus}`;
+  return `reconcile${job.dryRun ? ':dry-run' : ''}${job.confirmOrphans ? ':confirm-orphans' : ''}${skus}`;
 }

@@ -39,6 +39,7 @@ export function createControlWorker(options: ControlWorkerOptions): Worker {
       skus: data.skus,
       dryRun: data.dryRun,
       force: data.force,
+      confirmOrphans: data.confirmOrphans,
       signal,
       onProgress: (progress) => {
         job.updateProgress(progress).catch(() => undefined);

@@ -7,7 +7,7 @@
  * most of them the SKU's code and its index entry; and a few large arrays instead of millions of small
  * objects leave the garbage collector little to copy or mark.
  */
-import type { Cursor, SourceRecord } from '../../erp/types.js';
+import type { Cursor, SnapshotChunk, SourceRecord } from '../../erp/types.js';
 
 /** The number written at `text[start, start + length)` in decimal digits, or NaN. */
 function digits(text: string, start: number, length: number): number {
@@ -185,4 +185,18 @@ export class ErpSnapshot {
     this.#otherCursors ??= new Array<Cursor>(row).fill(0);
     this.#otherCursors.push(Number.isNaN(ms) ? cursor : 0);
   }
+}
+
+/**
+ * Rows of a snapshot chunk the source refused whole (a value it could not read), counted by the reconcile
+ * as ERP records and refusals; with a SKU filter only those of the filtered SKUs (a row refused for its
+ * key names none and is counted).
+ */
+export function refusedRows(chunk: SnapshotChunk, skuFilter: ReadonlySet<string> | undefined): number {
+  let count = 0;
+  for (const bad of chunk.rejected ?? []) {
+    const sku = bad.issues[0]?.record;
+    if (!skuFilter || sku === undefined || skuFilter.has(sku)) count += 1;
+  }
+  return count;
 }

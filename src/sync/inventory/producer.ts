@@ -75,8 +75,14 @@ async function queueBatch(
       delivered.push(identity);
     }
     const checked = checkRecord(record, source, readAt, observedAt);
-    if ('reject' in checked) rejects.push(checked);
-    else good.push(checked);
+    if ('reject' in checked) {
+      rejects.push(checked);
+      continue;
+    }
+    // Fields the source refused (a fractional Stock under stockRounding: reject): the row counts as
+    // refused, and its other fields still flow.
+    if (record.refused) rejects.push({ issues: record.refused, reject: rejectEntry(checked.sku, source, record.ref, record.fields, record.refused) });
+    if (Object.keys(checked.entries).length > 0) good.push(checked);
   }
   for (const record of batch.rejected) {
     const name = record.issues[0]?.record ?? record.ref;
@@ -111,8 +117,10 @@ export function inventoryRecordIssues(record: SourceRecord): ValidationIssue[] {
 /** Validates a record as the store would and turns its fields into pending entries. */
 function checkRecord(record: SourceRecord, source: string, readAt: number, observedAt: number): Checked {
   const code = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
-  const issues = inventoryRecordIssues(record);
-  if (code === undefined || issues.length > 0) {
+  const found = inventoryRecordIssues(record);
+  if (code === undefined || found.length > 0) {
+    // Refused whole: the fields the source already refused are part of the reason.
+    const issues = [...(record.refused ?? []), ...found];
     return { issues, reject: rejectEntry(code ?? record.ref, source, record.ref, record.fields, issues) };
   }
   const { cursor } = record;

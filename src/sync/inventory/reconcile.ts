@@ -17,21 +17,22 @@
 import { cursorToVersion, isTimestampCursor } from '../../erp/cursor.js';
 import { INVENTORY_FIELDS } from '../../erp/fields.js';
 import { createSource } from '../../erp/index.js';
-import type { ChangeSource, SourceRecord } from '../../erp/types.js';
+import type { ChangeSource } from '../../erp/types.js';
 import { ConfigError, formatIssue } from '../../errors.js';
-import type { InventoryGetOptions } from '../../store/inventory.js';
 import type { RecordReject } from '../../store/records.js';
 import type { InventoryItem } from '../../store/schemas/index.js';
 import { validateInventoryUpdate } from '../../store/validation.js';
 import type { FlowDeps } from '../flow.js';
-import { sameValue } from './compare.js';
-import { enqueueSkus, PRIORITY } from './enqueue.js';
-import { ErpSnapshot } from './erp-snapshot.js';
-import { LOCAL_FIELDS, localFieldIssues, publishedStock, SAFETY_FIELD, safetyStockOf, storeFields } from './published-stock.js';
+import { PRIORITY } from './enqueue.js';
+import { ErpSnapshot, refusedRows } from './erp-snapshot.js';
+import { localFieldIssues, publishedStock, SAFETY_FIELD, safetyStockOf } from './published-stock.js';
+import { COMPARED, diffRecord, reconcilePriority } from './reconcile-diff.js';
+import { decideOrphans, OrphanTally } from './reconcile-orphans.js';
+import { QUEUE_CHUNK, queueForced, type QueueItem, queueItem, storeValues, valueFields } from './reconcile-queue.js';
+import { configuredSites, findElsewhere, readSite } from './reconcile-store.js';
 import type { SkuReservations } from './reservations.js';
 import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
-import { snapshotEntries } from './snapshot-entries.js';
-import type { FieldDifference, ReconcileReport } from './types.js';
+import type { ReconcileReport } from './types.js';
 
 /** Options of a reconcile run. */
 export interface ReconcileOptions {
@@ -49,27 +50,9 @@ export interface ReconcileOptions {
   sampleSize?: number;
   /** Stops the run between two ERP chunks (shutdown); what was queued so far stays queued. */
   signal?: AbortSignal;
+  /** Act on store items no ERP source has even past the guard (`inventory.reconcile.orphans`). */
+  confirmOrphans?: boolean;
 }
-
-/** The fields a reconcile compares: what an ERP may provide for the store, except the key. */
-const COMPARED = Object.keys(INVENTORY_FIELDS).filter((field) => field !== 'Code' && !LOCAL_FIELDS.has(field));
-
-/** Store reads in flight when the store is read item by item (`skus`). */
-const LOOKUP_CONCURRENCY = 8;
-
-/** A SKU's fields to queue, from one source's record. */
-interface QueueItem {
-  source: string;
-  cursor: SourceRecord['cursor'];
-  sku: string;
-  values: Record<string, unknown>;
-  fields: string[];
-}
-
-/** SKUs merged and queued per call. */
-const QUEUE_CHUNK = 5000;
-
-const SCALAR_TYPES = new Set(['string', 'int', 'decimal', 'bool']);
 
 /** Runs a reconcile with its own connection and sources; see `reconcileWith`. */
 export async function runReconcile(deps: FlowDeps, options: ReconcileOptions = {}): Promise<ReconcileReport> {
@@ -115,6 +98,9 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
     missingSample: [],
     onOtherSites: 0,
     otherSiteSample: [],
+    onlyOnStore: 0,
+    onlyOnStoreSample: [],
+    orphans: { checked: false, action: rt.config.inventory.reconcile.orphans, toChange: 0, queued: 0, held: 0 },
     rejected: 0,
     storeRejected: 0,
     queued: 0,
@@ -123,6 +109,11 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
   // the ERP is read. Unfiltered (null) reads them all.
   const sites = configuredSites(rt);
   let erp = new ErpSnapshot();
+  // SKUs whose ERP records were refused: the ERP has them, so they are no orphans.
+  let refused: ReadonlySet<string> = new Set();
+  // Orphans are told only by a full run: every source read (each with a snapshot), every SKU.
+  const full = options.source === undefined && !skuFilter && withSnapshot.length > 0 && withSnapshot.length === sources.length;
+  const orphans = full ? new OrphanTally(rt.config.inventory.reconcile.orphans, sampleSize) : undefined;
   // Per ERP row: whether the store showed its SKU, and the fields to queue (found different on some store
   // item, every field when forced).
   let onStore = new Uint8Array(0);
@@ -134,6 +125,7 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
   const erpRead = (async () => {
     const read = await readErp(withSnapshot, skuFilter, report, options);
     erp = read.erp;
+    refused = read.refused;
     onStore = new Uint8Array(erp.rows);
     if (!sites.includes(null)) for (const siteId of read.sites) if (!sites.includes(siteId)) sites.push(siteId);
     // The store is compared with the published stock, so a reconcile never undoes a reservation.
@@ -166,6 +158,7 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
     const first = erp.first(code);
     if (first === undefined) {
       otherCodes.add(code);
+      if (!refused.has(code)) orphans?.see(item, siteId);
       return;
     }
     for (let row: number | undefined = first; row !== undefined; row = erp.next(row)) {
@@ -214,6 +207,10 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
       if (fields && fields.size > 0) toQueue.push(queueItem(erp, row, sku, [...fields]));
     }
   }
+  const orphanItems = decideOrphans(rt, orphans, report, { confirmed: options.confirmOrphans === true });
+  for (const item of orphanItems) priorities.set(item.sku, PRIORITY.decrease);
+  toQueue.push(...orphanItems);
+  report.orphans.queued = orphanItems.length;
   if (report.dryRun) report.queued = new Set(toQueue.map(({ sku }) => sku)).size;
   else for (let i = 0; i < toQueue.length; i += QUEUE_CHUNK) report.queued += await queueForced(rt, toQueue.slice(i, i + QUEUE_CHUNK), priorities);
 
@@ -228,7 +225,7 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
     rt.metrics.reconcileDrift.reset();
     for (const field of COMPARED) rt.metrics.reconcileDrift.set({ field }, report.perField[field] ?? 0);
   }
-  rt.logger.info({ ...report, sample: undefined, missingSample: undefined }, 'inventory reconcile done');
+  rt.logger.info({ ...report, sample: undefined, missingSample: undefined, onlyOnStoreSample: undefined }, 'inventory reconcile done');
   rt.events.emit('inventory:reconcile:done', report);
   return report;
 }
@@ -239,20 +236,29 @@ async function readErp(
   skuFilter: ReadonlySet<string> | undefined,
   report: ReconcileReport,
   options: ReconcileOptions,
-): Promise<{ erp: ErpSnapshot; sites: Set<number> }> {
+): Promise<{ erp: ErpSnapshot; sites: Set<number>; refused: Set<string> }> {
   const erp = new ErpSnapshot();
   const sites = new Set<number>();
+  const refused = new Set<string>();
   for (const source of sources) {
     for await (const chunk of source.snapshot!()) {
       options.signal?.throwIfAborted();
+      const refusedWhole = refusedRows(chunk, skuFilter);
+      report.erpRecords += refusedWhole;
+      report.rejected += refusedWhole;
+      // A row the source could not read is left out of the snapshot; its SKU is still the ERP's, no orphan.
+      for (const bad of chunk.rejected ?? []) for (const issue of bad.issues) if (issue.record !== undefined) refused.add(issue.record);
       for (const record of chunk) {
         const sku = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
         if (sku === undefined || (skuFilter && !skuFilter.has(sku))) continue;
         report.erpRecords++;
         if (validateInventoryUpdate(storeValues(record.fields), sku).length > 0 || localFieldIssues(record, sku).length > 0) {
           report.rejected++;
+          refused.add(sku);
           continue;
         }
+        // Some fields refused (a fractional Stock under stockRounding: reject): counted, the others compared.
+        if (record.refused) report.rejected++;
         const siteId = record.fields.SiteId;
         if (typeof siteId === 'number' && Number.isInteger(siteId) && siteId > 0) sites.add(siteId);
         erp.add(source.name, sku, record);
@@ -260,23 +266,7 @@ async function readErp(
       options.onProgress?.(report.erpRecords, report.erpRecords);
     }
   }
-  return { erp, sites };
-}
-
-/** The fields of a record the store takes: the record's own, unless it has one storesync keeps (no copy per row). */
-function storeValues(fields: Record<string, unknown>): Record<string, unknown> {
-  for (const field in fields) if (LOCAL_FIELDS.has(field)) return storeFields(fields);
-  return fields;
-}
-
-/** Of an ERP row's fields, those the store should show (not the fields storesync keeps). */
-function valueFields(fields: readonly string[]): string[] {
-  return fields.filter((field) => !LOCAL_FIELDS.has(field));
-}
-
-/** An ERP row's fields to queue. */
-function queueItem(erp: ErpSnapshot, row: number, sku: string, fields: string[]): QueueItem {
-  return { source: erp.source(row), cursor: erp.cursor(row), sku, values: erp.fields(row), fields };
+  return { erp, sites, refused };
 }
 
 /** Every code the store showed: those of the ERP's SKUs (`onStore` by first row), then the others. */
@@ -285,127 +275,3 @@ function* storeCodes(erp: ErpSnapshot, onStore: Uint8Array, otherCodes: Readonly
   yield* otherCodes;
 }
 
-/** A store showing more than may be sold is fixed first, then one showing less, then other fields. */
-function reconcilePriority(fields: readonly string[], stock: unknown, item: InventoryItem): number {
-  if (!fields.includes('Stock')) return PRIORITY.other;
-  return !(Number(storeValue(item, 'Stock')) <= Number(stock)) ? PRIORITY.decrease : PRIORITY.increase;
-}
-
-/** Sites the configuration writes to: `inventory.reconcile.siteIds` and `store.siteId`; none: no filter (null). */
-function configuredSites(rt: InventoryRuntime): Array<number | null> {
-  const sites = new Set<number>(rt.config.inventory.reconcile.siteIds);
-  if (rt.config.store.siteId !== undefined) sites.add(rt.config.store.siteId);
-  return sites.size > 0 ? [...sites] : [null];
-}
-
-/** True when the store's value of `field` has a shape the ERP's cannot be compared with (Taxes as an object): not compared. */
-function isOpaque(item: InventoryItem, field: string): boolean {
-  const value = (item as Record<string, unknown>)[field];
-  return typeof value === 'object' && value !== null && SCALAR_TYPES.has(INVENTORY_FIELDS[field]?.type ?? '');
-}
-
-/** The store's value of a compared field; undefined when absent, null or opaque. */
-function storeValue(item: InventoryItem, field: string): unknown {
-  const value = (item as Record<string, unknown>)[field];
-  return value === null || isOpaque(item, field) ? undefined : value;
-}
-
-/**
- * Streams one site of the store (or the items of `skus` on it) past `visit`, once `ready` (the ERP side)
- * is; items that do not fit go to `rejects`.
- */
-async function readSite(
-  rt: InventoryRuntime,
-  siteId: number | null,
-  skus: readonly string[] | undefined,
-  visit: (item: InventoryItem, siteId: number | null) => void,
-  rejects: RecordReject[],
-  ready: Promise<void>,
-): Promise<void> {
-  const add = (item: InventoryItem): void => visit(item, siteId);
-  const query = siteId === null ? {} : { siteId };
-  const read = { onReject: (reject: RecordReject) => void rejects.push(reject) };
-  if (skus === undefined) {
-    await rt.store.inventory.each(query, add, { ...read, beforeBody: () => ready });
-    return;
-  }
-  await ready;
-  await lookUp(rt, skus, query, read, add);
-}
-
-/** Reads the items of `codes`, a few at a time, keeping only the item asked for (the store may ignore `code`). */
-async function lookUp(
-  rt: InventoryRuntime,
-  codes: readonly string[],
-  query: { siteId?: number },
-  read: InventoryGetOptions,
-  visit: (item: InventoryItem) => void,
-): Promise<void> {
-  const queue = [...new Set(codes)];
-  await Promise.all(
-    Array.from({ length: Math.min(LOOKUP_CONCURRENCY, queue.length) }, async () => {
-      for (let code = queue.pop(); code !== undefined; code = queue.pop()) {
-        for (const item of await rt.store.inventory.get({ ...query, code }, read)) if (item.Code === code) visit(item);
-      }
-    }),
-  );
-}
-
-/** The sites, other than those read, on which the store has each of `skus` (looked up by code, any site). */
-async function findElsewhere(
-  rt: InventoryRuntime,
-  sites: ReadonlyArray<number | null>,
-  skus: readonly string[],
-  rejects: RecordReject[],
-): Promise<Map<string, number[]>> {
-  const found = new Map<string, number[]>();
-  const read = { onReject: (reject: RecordReject) => void rejects.push(reject) };
-  await lookUp(rt, skus, {}, read, (item) => {
-    const siteId = item.SiteId;
-    if (typeof siteId !== 'number' || sites.includes(siteId)) return;
-    found.set(item.Code, [...new Set([...(found.get(item.Code) ?? []), siteId])]);
-  });
-  return found;
-}
-
-/**
- * Compares what the store should show (the row's fields, `stock` for Stock) with one store item of the
- * SKU; counts into `report`; returns the differing fields.
- */
-function diffRecord(
-  report: ReconcileReport,
-  item: InventoryItem,
-  siteId: number | null,
-  snapshot: ErpSnapshot,
-  row: number,
-  stock: unknown,
-  sampleSize: number,
-): string[] {
-  const changed: string[] = [];
-  for (const field of snapshot.fieldNames(row)) {
-    if (LOCAL_FIELDS.has(field) || isOpaque(item, field)) continue;
-    const erp = field === 'Stock' ? stock : snapshot.value(row, field);
-    const store = storeValue(item, field);
-    if (sameValue(erp, store)) continue;
-    changed.push(field);
-    report.differences++;
-    report.perField[field] = (report.perField[field] ?? 0) + 1;
-    if (report.sample.length < sampleSize) report.sample.push(difference(item.Code, field, erp, store, siteId));
-  }
-  return changed;
-}
-
-function difference(sku: string, field: string, erp: unknown, store: unknown, siteId: number | null): FieldDifference {
-  return { sku, field, erp, store: store ?? null, ...(siteId === null ? {} : { siteId }) };
-}
-
-/** Merges the chosen fields as forced pending values (versioned as `snapshotEntries` says) and queues their SKUs. */
-async function queueForced(rt: InventoryRuntime, toQueue: readonly QueueItem[], priorities: ReadonlyMap<string, number>): Promise<number> {
-  if (toQueue.length === 0) return 0;
-  await rt.state.merge(await snapshotEntries(rt.state, toQueue, rt.now(), { force: true }));
-  return enqueueSkus(
-    rt.queue,
-    toQueue.map(({ sku }) => sku),
-    { force: true, priorities },
-  );
-}

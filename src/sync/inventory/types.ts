@@ -60,6 +60,7 @@ export interface PollReport {
   read: number;
   /** Of those, rows the overlap re-read and the poll recognised before normalising them. */
   known: number;
+  /** Rows refused, whole or in part (some fields), whatever refused them (the source's coercion, the store's rules). */
   rejected: number;
   /** Distinct SKUs whose job was added (or found already waiting). */
   queued: number;
@@ -98,12 +99,30 @@ export interface ReconcileReport {
   /** ERP SKUs the store has only on sites the configuration does not write to: reported, not compared nor created. */
   onOtherSites: number;
   otherSiteSample: Array<{ sku: string; siteIds: number[] }>;
-  /** ERP records that break the store's rules (not queued). */
+  /** Store items no ERP source has (counted by a full reconcile only: see `orphans.checked`). */
+  onlyOnStore: number;
+  onlyOnStoreSample: string[];
+  /** What became of them under `inventory.reconcile.orphans`. */
+  orphans: OrphanReport;
+  /** ERP rows refused, whole or in part, whatever refused them (the source's coercion, the store's rules). */
   rejected: number;
   /** Store items that did not fit their schema (parked in `store-rejects` unless dry run; not compared). */
   storeRejected: number;
   /** Jobs added (on a dry run: the jobs that would be added; nothing is written). */
   queued: number;
+}
+
+/** The store items no ERP source has, and what a reconcile did with them. */
+export interface OrphanReport {
+  /** False when the run could not tell: limited to a source or to SKUs, or an enabled source has no snapshot. */
+  checked: boolean;
+  action: 'report' | 'zero' | 'unpublish';
+  /** Of `onlyOnStore`, items the action would change (Stock not 0, or still published for `unpublish`). */
+  toChange: number;
+  /** SKUs queued for the action (on a dry run: that would be). */
+  queued: number;
+  /** SKUs the guard held: none acted on; `resync inventory --confirm-orphans` acts on them. */
+  held: number;
 }
 
 /** What one snapshot diff of one source found and did. */

@@ -13,7 +13,7 @@ describe('control job data', () => {
   it('fills the defaults of a bare reconcile', () => {
     expect(parseControlJob({ action: 'inventory-reconcile' })).toEqual({
       ok: true,
-      value: { action: 'inventory-reconcile', skus: [], dryRun: false, force: false },
+      value: { action: 'inventory-reconcile', skus: [], dryRun: false, force: false, confirmOrphans: false },
     });
   });
 
@@ -42,9 +42,10 @@ describe('control job data', () => {
   });
 
   it('names jobs after what they do', () => {
-    const base = { skus: [] as string[], dryRun: false, force: false };
+    const base = { skus: [] as string[], dryRun: false, force: false, confirmOrphans: false };
     expect(controlJobName({ action: 'inventory-reconcile', ...base })).toBe('reconcile');
     expect(controlJobName({ action: 'inventory-reconcile', ...base, dryRun: true })).toBe('reconcile:dry-run');
+    expect(controlJobName({ action: 'inventory-reconcile', ...base, confirmOrphans: true })).toBe('reconcile:confirm-orphans');
     expect(controlJobName({ action: 'inventory-reconcile', ...base, skus: ['A', 'B', 'C', 'D', 'E', 'F', 'G'] })).toBe('reconcile:A,B,C,D,E,+2');
     expect(controlJobName({ action: 'sales-pull', from: '2024-01-01', to: '2024-01-31', dryRun: false })).toBe('sales-pull:2024-01-01..2024-01-31');
   });

@@ -137,7 +137,7 @@ describe('runReconcile', () => {
 
   it('runs on the reconcile schedule of a producer flow', async () => {
     const d = deps();
-    const flow = await startInventoryFlow({ ...d, config: { ...d.config, inventory: { ...d.config.inventory, reconcile: { schedule: '*/1 * * * * *', siteIds: [] } } } }, { role: 'producer' });
+    const flow = await startInventoryFlow({ ...d, config: { ...d.config, inventory: { ...d.config.inventory, reconcile: { ...d.config.inventory.reconcile, schedule: '*/1 * * * * *' } } } }, { role: 'producer' });
     try {
       const report = await flow.events.next('inventory:reconcile:done');
       expect(report).toMatchObject({ sources: ['erp'], erpRecords: 6 });

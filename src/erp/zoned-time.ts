@@ -1,0 +1,153 @@
+/**
+ * Timestamps without a zone (`DATETIME`, `timestamp without time zone`) as the ERP writes them: the wall
+ * clock of one time zone (Odoo: UTC; ERPNext: the site's local zone). The SQL client reads them as text
+ * and places them with the source's `timeZone` here, never with the process's own zone (`TZ`), which the
+ * drivers would otherwise use; and binds Dates back as that zone's wall clock.
+ *
+ * A wall time a DST fall-back repeats is placed at its earlier instant, and one a spring-forward skips at
+ * the transition: so the placing never goes backwards as the wall clock goes forwards, and the cursor
+ * order stays the database's order. Rows written in the repeated hour sort, in the database, before rows
+ * already read; `backwardShiftNear` tells a poll to widen its start by the shift (see sql-source.ts).
+ *
+ * Offsets come from Intl (the ICU time zone data Node ships), at a second's precision.
+ */
+import { dateOfMicros, epochMicros } from './precise-date.js';
+
+/** Zones with no offset ever: no Intl call. */
+const UTC_ZONES = new Set(['UTC', 'Etc/UTC', 'GMT', 'Etc/GMT', 'Z']);
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** True when Intl knows `zone` (an IANA name such as `Europe/Madrid`, or `UTC`). */
+export function isTimeZone(zone: string): boolean {
+  try {
+    formatter(zone);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function formatter(zone: string): Intl.DateTimeFormat {
+  let format = formatters.get(zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+      era: 'short',
+    });
+    formatters.set(zone, format);
+  }
+  return format;
+}
+
+/** The zone's offset from UTC (ms, east positive) at the instant `epochMs`. */
+export function offsetAt(zone: string, epochMs: number): number {
+  if (UTC_ZONES.has(zone)) return 0;
+  const whole = Math.floor(epochMs / 1000) * 1000;
+  const parts: Record<string, string> = {};
+  for (const part of formatter(zone).formatToParts(new Date(whole))) parts[part.type] = part.value;
+  const year = Number(parts.era === 'BC' || parts.era === 'B' ? 1 - Number(parts.year) : parts.year);
+  const wall = Date.UTC(year, Number(parts.month) - 1, Number(parts.day), Number(parts.hour), Number(parts.minute), Number(parts.second));
+  // Date.UTC maps years 0–99 to 1900–1999.
+  const fixed = year >= 0 && year < 100 ? new Date(wall).setUTCFullYear(year) : wall;
+  return fixed - whole;
+}
+
+/** `YYYY-MM-DD[ T]HH:MM[:SS[.fraction]]`, no zone: how pg and mysql2 give a naive timestamp's text. */
+const NAIVE = /^(\d{4,})-(\d\d)-(\d\d)[ T](\d\d):(\d\d)(?::(\d\d)(?:\.(\d+))?)?$/;
+/** pg's `timestamptz` text: a naive part and an offset (`+02`, `-03:30`, `+00:00:00`). */
+const OFFSET = /^(.*?)([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?$/;
+
+/** Wall-clock microseconds (as if the wall clock were UTC) of naive text, or undefined if it is not one. */
+function wallMicros(text: string): number | undefined {
+  const match = NAIVE.exec(text.trim());
+  if (!match) return undefined;
+  const [, y, mo, d, h, mi, s, fraction] = match;
+  const date = new Date(0);
+  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  date.setUTCHours(Number(h), Number(mi), Number(s ?? 0), 0);
+  const ms = date.getTime();
+  if (Number.isNaN(ms)) return undefined;
+  // Digits past the microsecond are dropped: a cursor never rounds up.
+  return ms * 1000 + Number((fraction ?? '').padEnd(6, '0').slice(0, 6));
+}
+
+/**
+ * The instant of a naive wall time in `zone`: a repeated wall time (DST fall-back) at its earlier
+ * instant, a skipped one (spring-forward) at the transition. Undefined for text that is not a naive
+ * timestamp.
+ */
+export function naiveToDate(text: string, zone: string): Date | undefined {
+  const wall = wallMicros(text);
+  if (wall === undefined) return undefined;
+  return dateOfMicros(wallToEpochMicros(wall, zone));
+}
+
+/** Epoch microseconds of wall-clock microseconds in `zone`; see `naiveToDate`. */
+function wallToEpochMicros(wall: number, zone: string): number {
+  if (UTC_ZONES.has(zone)) return wall;
+  const wallMs = Math.floor(wall / 1000);
+  const day = 86_400_000;
+  // The offsets in force a day either side cover any transition near this wall time.
+  const offsets = new Set([offsetAt(zone, wallMs - day), offsetAt(zone, wallMs), offsetAt(zone, wallMs + day)]);
+  const valid = [...offsets].map((offset) => wallMs - offset).filter((instant) => wallMs - offsetAt(zone, instant) === instant);
+  if (valid.length > 0) return Math.min(...valid) * 1000 + (wall - wallMs * 1000);
+  // Skipped by a spring-forward: the transition, the first instant whose wall clock is later.
+  let low = wallMs - Math.max(...offsets);
+  let high = wallMs - Math.min(...offsets);
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if (middle + offsetAt(zone, middle) > wallMs) high = middle;
+    else low = middle;
+  }
+  return high * 1000;
+}
+
+/** pg's `timestamptz` text as a Date with its microseconds; undefined for other text (`infinity`, BC dates). */
+export function offsetTextToDate(text: string): Date | undefined {
+  const match = OFFSET.exec(text.trim());
+  if (!match) return undefined;
+  const [, naive, sign, hours, minutes, seconds] = match;
+  const wall = wallMicros(naive ?? '');
+  if (wall === undefined) return undefined;
+  const offset = (Number(hours) * 3600 + Number(minutes ?? 0) * 60 + Number(seconds ?? 0)) * 1_000_000;
+  return dateOfMicros(sign === '-' ? wall + offset : wall - offset);
+}
+
+/** The wall clock of `date` in `zone`: `YYYY-MM-DD HH:MM:SS.ffffff` (what a naive column holds). */
+export function wallText(date: Date, zone: string): string {
+  const micros = epochMicros(date);
+  const ms = Math.floor(micros / 1000);
+  const wall = new Date(ms + offsetAt(zone, ms));
+  const iso = wall.toISOString();
+  // toISOString writes years past 9999 and before 0 with a sign; ERPs do not.
+  const body = iso.slice(iso.length - 24, -1).replace('T', ' ');
+  return `${body}${String(micros - ms * 1000).padStart(3, '0')}`;
+}
+
+/** `wallText` with the zone's offset (`+02:00`): a `timestamptz` reads the instant, a naive `timestamp` the wall clock. */
+export function zonedText(date: Date, zone: string): string {
+  const offset = offsetAt(zone, date.getTime()) / 60_000;
+  const abs = Math.abs(offset);
+  const sign = offset < 0 ? '-' : '+';
+  return `${wallText(date, zone)}${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+
+/**
+ * How far back (ms) `zone`'s wall clock jumps at a transition within `withinMs` after `date` (a DST
+ * fall-back: 3_600_000), or 0. A poll whose start lies just before such a transition must read from its
+ * start's wall clock moved back by this much, or rows written in the repeated hour (which the database
+ * sorts before the rows already read) would never be read.
+ */
+export function backwardShiftNear(date: Date, zone: string, withinMs: number): number {
+  if (UTC_ZONES.has(zone)) return 0;
+  const shift = offsetAt(zone, date.getTime()) - offsetAt(zone, date.getTime() + withinMs);
+  return shift > 0 ? shift : 0;
+}

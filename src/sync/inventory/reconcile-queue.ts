@@ -1,0 +1,49 @@
+/**
+ * What a reconcile queues: the fields found different (or all, forced) merged as forced pending values,
+ * and their SKUs queued with the priority of the fix.
+ */
+import type { SourceRecord } from '../../erp/types.js';
+import { enqueueSkus } from './enqueue.js';
+import type { ErpSnapshot } from './erp-snapshot.js';
+import { LOCAL_FIELDS, storeFields } from './published-stock.js';
+import type { InventoryRuntime } from './runtime.js';
+import { snapshotEntries } from './snapshot-entries.js';
+
+/** A SKU's fields to queue, from one source's record. */
+export interface QueueItem {
+  source: string;
+  cursor: SourceRecord['cursor'];
+  sku: string;
+  values: Record<string, unknown>;
+  fields: string[];
+}
+
+/** SKUs merged and queued per call. */
+export const QUEUE_CHUNK = 5000;
+
+/** The fields of a record the store takes: the record's own, unless it has one storesync keeps (no copy per row). */
+export function storeValues(fields: Record<string, unknown>): Record<string, unknown> {
+  for (const field in fields) if (LOCAL_FIELDS.has(field)) return storeFields(fields);
+  return fields;
+}
+
+/** Of an ERP row's fields, those the store should show (not the fields storesync keeps). */
+export function valueFields(fields: readonly string[]): string[] {
+  return fields.filter((field) => !LOCAL_FIELDS.has(field));
+}
+
+/** An ERP row's fields to queue. */
+export function queueItem(erp: ErpSnapshot, row: number, sku: string, fields: string[]): QueueItem {
+  return { source: erp.source(row), cursor: erp.cursor(row), sku, values: erp.fields(row), fields };
+}
+
+/** Merges the chosen fields as forced pending values (versioned as `snapshotEntries` says) and queues their SKUs. */
+export async function queueForced(rt: InventoryRuntime, toQueue: readonly QueueItem[], priorities: ReadonlyMap<string, number>): Promise<number> {
+  if (toQueue.length === 0) return 0;
+  await rt.state.merge(await snapshotEntries(rt.state, toQueue, rt.now(), { force: true }));
+  return enqueueSkus(
+    rt.queue,
+    toQueue.map(({ sku }) => sku),
+    { force: true, priorities },
+  );
+}
