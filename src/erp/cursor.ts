@@ -112,14 +112,19 @@ export function cursorToVersion(cursor: Cursor): number | null {
  * `PollHistory` in sync/poll-source.ts) the window reaches no further back than `overlapMs` before that
  * instant: a row the last poll could not see committed after it began, so its timestamp is at most
  * `overlapMs` (the longest transaction) older. After a burst the window so shrinks with time instead of
- * re-reading the burst at every poll until newer rows move the cursor. Never past the cursor itself.
+ * re-reading the burst at every poll until newer rows move the cursor. Never past the cursor itself,
+ * unless `pastCursor` says that the last poll read every row at the cursor (it caught up there): then,
+ * once the window lies wholly after the cursor, no row at the cursor can be new and the read starts one
+ * microsecond after it, so rows sharing the cursor (a bulk load) are not read again by every poll.
  */
-export function pollStart(cursor: Cursor, overlapMs: number, previousPollAt?: number): Date | number | string | null {
+export function pollStart(cursor: Cursor, overlapMs: number, previousPollAt?: number, pastCursor = false): Date | number | string | null {
   if (typeof cursor === 'string' && isTimestampCursor(cursor)) {
     const at = timestampMicros(cursor);
     const overlap = overlapMs * 1000;
-    const floor = previousPollAt === undefined ? at - overlap : Math.min(at, Math.max(at - overlap, previousPollAt * 1000 - overlap));
-    return dateOfMicros(floor);
+    if (previousPollAt === undefined) return dateOfMicros(at - overlap);
+    const windowStart = previousPollAt * 1000 - overlap;
+    if (pastCursor && windowStart > at) return dateOfMicros(at + 1);
+    return dateOfMicros(Math.min(at, Math.max(at - overlap, windowStart)));
   }
   return cursor;
 }

@@ -215,7 +215,7 @@ export async function pollChanges(
   options: ReadOptions = {},
 ): Promise<ChangeBatch> {
   const continues = options.overlap === false;
-  const start = pollStart(cursor, continues ? 0 : settings.overlapMs, continues ? undefined : options.previousPollAt);
+  const start = continues ? pollStart(cursor, 0) : pollStart(cursor, settings.overlapMs, options.previousPollAt, options.pastCursor === true);
   const afterKey = settings.pagesByKey && continues && options.afterKey !== undefined ? options.afterKey : null;
   const cap = limit * TIE_LIMIT_FACTOR;
   let current = limit;

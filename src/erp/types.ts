@@ -82,6 +82,11 @@ export interface ReadOptions {
    * overlap before that instant (`pollStart`). Unknown (a first poll, a restart): the whole overlap.
    */
   previousPollAt?: number;
+  /**
+   * The last poll read every row at `cursor` (it ended caught up there): with `previousPollAt`, the read
+   * may start just after the cursor (`pollStart`).
+   */
+  pastCursor?: boolean;
   /** Rows already delivered: left out of the batch (see `KnownRows`); polled sources (SQL, HTTP) use it. */
   known?: KnownRows;
   /**

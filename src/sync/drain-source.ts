@@ -50,6 +50,8 @@ export interface DrainOptions {
   saveCursor: (cursor: Cursor) => Promise<void>;
   /** When the source's last complete poll began (ms), if known: bounds the overlap (`pollStart`). */
   previousPollAt?: number;
+  /** The last poll caught up at `cursor` (see `ReadOptions.pastCursor`), passed to the first read. */
+  pastCursor?: boolean;
   /** Rows already delivered, passed to every read (`ReadOptions.known`). */
   known?: KnownRows;
 }
@@ -61,8 +63,11 @@ export interface DrainOptions {
  */
 const MAX_READS_FACTOR = 100;
 
-/** Reads, queues and commits batches until the source is caught up; returns the stored cursor and rows read. */
-export async function drainSource(source: ChangeSource, options: DrainOptions): Promise<{ cursor: Cursor; read: number; known: number }> {
+/**
+ * Reads, queues and commits batches until the source is caught up; returns the stored cursor, the rows
+ * read, and whether it caught up (a short batch: every row at or after where it read was read).
+ */
+export async function drainSource(source: ChangeSource, options: DrainOptions): Promise<{ cursor: Cursor; read: number; known: number; caughtUp: boolean }> {
   const polledFrom = options.cursor;
   let stored = options.cursor;
   let position = options.cursor;
@@ -71,11 +76,13 @@ export async function drainSource(source: ChangeSource, options: DrainOptions): 
   let read = 0;
   let known = 0;
   let rounds = 0;
+  let caughtUp = false;
   for (let reads = 0; rounds < options.maxRounds && reads < options.maxRounds * MAX_READS_FACTOR; reads++) {
     const first = reads === 0;
     const batch = await source.readChanges(position, options.limit, {
       overlap: first,
       ...(first && options.previousPollAt !== undefined ? { previousPollAt: options.previousPollAt } : {}),
+      ...(first && options.pastCursor === true ? { pastCursor: true } : {}),
       ...(options.known ? { known: options.known } : {}),
       ...(first || afterKey === undefined ? {} : { afterKey }),
     });
@@ -92,11 +99,15 @@ export async function drainSource(source: ChangeSource, options: DrainOptions): 
     // Caught up, or a batch that ended where the last one did (nothing more to read this poll); a batch
     // paged by key within one cursor did move.
     const pagedOn = batch.resumeKey !== undefined && (first || batch.resumeKey !== afterKey);
-    if (rows < options.limit || (reads > 0 && !moved && !pagedOn)) break;
+    if (rows < options.limit) {
+      caughtUp = true;
+      break;
+    }
+    if (reads > 0 && !moved && !pagedOn) break;
     // A group of rows sharing one cursor is read whole (the next poll would read it from its start again).
     if (moved && compareCursors(resume, polledFrom) > 0) rounds += 1;
     position = resume;
     afterKey = batch.resumeKey;
   }
-  return { cursor: stored, read, known };
+  return { cursor: stored, read, known, caughtUp };
 }

@@ -4,7 +4,7 @@
  * reads and queues batch by batch and moves the cursor after each, and the poll is counted in the
  * metrics. What a batch becomes (pending state and jobs, refusals) is the flow's `queueBatch`.
  */
-import { cursorToVersion, isTimestampCursor } from '../erp/cursor.js';
+import { compareCursors, cursorToVersion, isTimestampCursor } from '../erp/cursor.js';
 import type { ChangeBatch, ChangeSource, Cursor, KnownRows } from '../erp/types.js';
 import type { Metrics } from '../metrics.js';
 import { drainSource, type SourceCursors } from './drain-source.js';
@@ -41,6 +41,11 @@ export interface PollHistory {
   lastCompleteAt?: number;
   /** The most the ERP's clock can be behind storesync's, from the newest rows seen (ms). */
   lagMs?: number;
+  /**
+   * The cursor the last complete poll stored when it ended caught up (every row at it read); unset when
+   * it stopped early. A poll from that cursor may start past it (`pollStart`'s `pastCursor`).
+   */
+  caughtUpAt?: Cursor;
 }
 
 /** The history of `source` in a flow's map of them, started empty. */
@@ -84,9 +89,11 @@ export async function pollChangeSource(source: ChangeSource, options: PollOption
   const previousPollAt = history?.lastCompleteAt === undefined || history.lagMs === undefined ? undefined : history.lastCompleteAt - history.lagMs;
   const from = (await target.cursors.get(source.name)) ?? options.initialCursor ?? null;
   const fromVersion = isTimestampCursor(from) ? cursorToVersion(from) : null;
+  const pastCursor = previousPollAt !== undefined && history?.caughtUpAt !== undefined && compareCursors(history.caughtUpAt, from) === 0;
   let lagMs: number | undefined;
-  const { cursor, read, known } = await drainSource(source, {
+  const { cursor, read, known, caughtUp } = await drainSource(source, {
     ...(previousPollAt === undefined ? {} : { previousPollAt }),
+    ...(pastCursor ? { pastCursor } : {}),
     ...(options.known ? { known: options.known } : {}),
     cursor: from,
     limit: options.limit,
@@ -108,6 +115,8 @@ export async function pollChangeSource(source: ChangeSource, options: PollOption
   if (history) {
     history.lastCompleteAt = startedAt;
     if (lagMs !== undefined) history.lagMs = lagMs;
+    if (caughtUp) history.caughtUpAt = cursor;
+    else delete history.caughtUpAt;
   }
   target.metrics.erpRecordsRead.inc({ source: source.name }, report.read);
   target.metrics.markSuccess(target.flow, target.now());
