@@ -123,6 +123,12 @@ async function readSnapshot(source: ChangeSource, unseen: Map<string, string>, s
         refuse(typeof record.fields.Code === 'string' ? record.fields.Code : undefined, `${record.ref}: ${issues.map(formatIssue).join('; ')}`);
         continue;
       }
+      // Fields the source refused alone (a fractional Stock under stockRounding: reject): the row counts as
+      // refused, and its other fields are compared.
+      if (record.refused) {
+        out.refused++;
+        if (out.refusedSample.length < 10) out.refusedSample.push(`${record.ref}: ${record.refused.map(formatIssue).join('; ')}`);
+      }
       const print = fingerprint(record.fields);
       const before = unseen.get(key);
       unseen.delete(key);

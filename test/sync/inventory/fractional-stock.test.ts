@@ -10,6 +10,7 @@ import type { ChangeSource } from '../../../src/erp/types.js';
 import { type InventoryFlow, pollSource, startInventoryFlow } from '../../../src/sync/inventory/index.js';
 import { reconcileWith } from '../../../src/sync/inventory/reconcile.js';
 import { openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
+import { diffSource } from '../../../src/sync/inventory/snapshot-diff.js';
 import { jobSkus } from '../../../src/sync/inventory/types.js';
 import { mariaScratch } from '../../erp/databases.js';
 import { createErpnextShape, upsertErpnextBin } from '../../erp/erp-shapes.js';
@@ -100,6 +101,21 @@ describe('a fractional stock from ERPNext', () => {
       const report = await reconcileWith(rt, [source], { dryRun: true });
       // KG-1 (Stock refused alone), the orphan bin (no Code): 2 of the 3 rows.
       expect(report).toMatchObject({ erpRecords: 3, rejected: 2 });
+    } finally {
+      await rt.close();
+    }
+  });
+
+  it('the snapshot diff counts the row whose Stock alone was refused and the row the source refused whole', async () => {
+    const deps = h.deps({ inventory: { sources: [{ ...sourceConfig('reject'), name: 'erpnext-diff' }] } });
+    const rt = openInventoryRuntime(deps);
+    const source = createSource(deps.config.inventory.sources[0]!, { fields: INVENTORY_FIELDS, logger: deps.logger });
+    sources.push(source);
+    try {
+      const report = await diffSource(rt, source, { vanished: { action: 'keep', maxFraction: 0.05 }, otherSources: [] });
+      expect(report).toMatchObject({ read: 3, refused: 2 });
+      // KG-1's price still flows: it is queued with KG-2.
+      expect(report.queued).toBe(2);
     } finally {
       await rt.close();
     }
