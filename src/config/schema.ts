@@ -160,8 +160,9 @@ export const storeSchema = z.object({
   /** The hash is renewed after this age even if it still works (the public client used 30 min). */
   authRefreshMs: positiveInt.default(25 * 60_000),
   /**
-   * Logins started in any minute, across every process sharing the Redis prefix (one at a time): a wrong
-   * password never floods the store's login. @defaultValue 6
+   * Logins the store did not accept (refused or unanswered) in any minute, across every process sharing
+   * the Redis prefix (one at a time): a wrong password never floods the store's login; an accepted login
+   * is given back. @defaultValue 6
    */
   maxLoginsPerMinute: positiveInt.default(6),
   /**

@@ -154,6 +154,7 @@ export class AuthSession implements StoreApi {
     const endpoint = `GET ${AUTH_ENDPOINT}`;
     const permit = await this.#admit(endpoint);
     const started = performance.now();
+    let accepted = false;
     try {
       const body = await this.#transport
         .request({
@@ -172,6 +173,7 @@ export class AuthSession implements StoreApi {
       }
       registerSecret(result.data, 'store-hash');
       this.#current = { hash: result.data, obtainedAt: this.#now() };
+      accepted = true;
       this.#record('success', started);
       this.logger.info({ site: result.site ?? undefined }, 'logged in to the store');
       if (this.#refusal) {
@@ -187,7 +189,7 @@ export class AuthSession implements StoreApi {
       if (!(error instanceof StoreLoginRefusedError)) this.logger.error({ err: (error as Error).message }, 'store login failed');
       throw error;
     } finally {
-      permit?.release();
+      permit?.release(accepted);
     }
   }
 

@@ -5,9 +5,13 @@
  * most `store.maxLoginsPerMinute` across every process sharing the Redis prefix.
  */
 
-/** Permission for one login; `release()` once its answer or failure is in. */
+/**
+ * Permission for one login; `release(accepted)` once its answer or failure is in. A login the store
+ * accepted is given back to the budget: the budget bounds the attempts a store could hold against the
+ * account (refused or unanswered ones), not the logins of processes that restart.
+ */
 export interface LoginPermit {
-  release(): void;
+  release(accepted: boolean): void;
 }
 
 /**

@@ -1,8 +1,10 @@
 /**
  * Logins to the store, coordinated across every process sharing the Redis prefix: one login at a time
  * (a lock whose value is its owner, held until the answer came), and at most `max` logins started in
- * any minute (a sliding-window log). Both keys hold only owner ids and times: never the user name, the
- * password or the hash. A process that dies mid-login holds the lock for at most `holdMs`.
+ * any minute that the store did not accept (a sliding-window log; an accepted login leaves it, so
+ * processes restarting together never wait for the budget while the credentials are right). Both keys
+ * hold only owner ids and times: never the user name, the password or the hash. A process that dies
+ * mid-login holds the lock for at most `holdMs`.
  */
 import { randomUUID } from 'node:crypto';
 
@@ -38,8 +40,12 @@ redis.call('PEXPIRE', KEYS[2], window)
 return 0
 `;
 
-/** KEYS[1]: the lock. ARGV[1]: the owner. Deletes the lock if this login still holds it. */
+/**
+ * KEYS[1]: the lock, KEYS[2]: the window. ARGV[1]: the owner, ARGV[2]: '1' when the store accepted the
+ * login. Deletes the lock if this login still holds it; an accepted login leaves the window.
+ */
 const RELEASE = `
+if ARGV[2] == '1' then redis.call('ZREM', KEYS[2], ARGV[1]) end
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
 end
@@ -83,7 +89,7 @@ export class RedisLoginGate implements LoginGate {
     return {
       permit: {
         // Not awaited by the login: should Redis fail here, the lock simply lasts `holdMs`.
-        release: () => void this.#redis.eval(RELEASE, 1, this.#lockKey, owner).catch(() => undefined),
+        release: (accepted) => void this.#redis.eval(RELEASE, 2, this.#lockKey, this.#windowKey, owner, accepted ? '1' : '0').catch(() => undefined),
       },
     };
   }

@@ -34,22 +34,35 @@ describe('RedisLoginGate', () => {
     const busy = await b.tryAcquire();
     expect(busy).toMatchObject({ reason: 'busy' });
     expect((busy as { waitMs: number }).waitMs).toBeLessThanOrEqual(100);
-    first.release();
+    first.release(false);
     // The release is not awaited by the login; the next admission sees it once Redis ran it.
     await redis.ping();
-    permitOf(await b.tryAcquire()).release();
+    permitOf(await b.tryAcquire()).release(false);
   });
 
   it('admits at most maxPerMinute logins in a minute across processes, then says how long until a slot frees up', async () => {
     const [a, b] = gates(3);
     for (const gate of [a, b, a]) {
-      permitOf(await gate.tryAcquire()).release();
+      permitOf(await gate.tryAcquire()).release(false);
       await redis.ping();
     }
     const spent = await b.tryAcquire();
     expect(spent).toMatchObject({ reason: 'budget' });
     expect((spent as { waitMs: number }).waitMs).toBeGreaterThan(50_000);
     expect((spent as { waitMs: number }).waitMs).toBeLessThanOrEqual(60_001);
+    expect(await a.tryAcquire()).toMatchObject({ reason: 'budget' });
+  });
+
+  it('gives an accepted login back to the budget: processes restarting together never wait for it', async () => {
+    const [a, b] = gates(2);
+    for (let i = 0; i < 5; i += 1) {
+      permitOf(await (i % 2 === 0 ? a : b).tryAcquire()).release(true);
+      await redis.ping();
+    }
+    permitOf(await a.tryAcquire()).release(false);
+    await redis.ping();
+    permitOf(await b.tryAcquire()).release(false);
+    await redis.ping();
     expect(await a.tryAcquire()).toMatchObject({ reason: 'budget' });
   });
 
@@ -60,6 +73,6 @@ describe('RedisLoginGate', () => {
     expect([...keys.keys()].sort()).toEqual([`${prefix}:store-login:lock`, `${prefix}:store-login:window`]);
     for (const key of keys.keys()) expect(await redis.pttl(key)).toBeGreaterThan(0);
     for (const value of keys.values()) expect(value).toMatch(/^[\w\-:.,\s"[\]{}]*$/);
-    permit.release();
+    permit.release(false);
   });
 });
