@@ -6,6 +6,7 @@
 import { z } from 'zod';
 
 import { checkDiffSources, snapshotDiffOptions } from './diff-options.js';
+import { stockRounding, timeZone } from './erp-source-options.js';
 
 const cron = z.string().min(1).describe('a node-cron expression, seconds allowed: "*/30 * * * * *"');
 const positiveInt = z.number().int().positive();
@@ -19,23 +20,6 @@ const sqlIdentifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'letters
 
 /** Store fields an ERP column may be mapped to (matched case-insensitively). */
 const fieldMapping = z.record(z.string(), z.string()).default({});
-
-/** An IANA time zone Intl knows (`Europe/Madrid`), or `UTC`. */
-const timeZone = z.string().refine((zone) => {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}, 'an IANA time zone such as "Europe/Madrid", or "UTC"');
-
-/**
- * What a Stock that is not a whole number (5.5 kg) becomes: `floor` (never publish more than there is),
- * `round`, or `reject` (the Stock field alone is refused; the rest of the row flows). Optional in the
- * type (literal configs in code need not name it); unset means `floor`.
- */
-const stockRounding = z.enum(['floor', 'round', 'reject']).optional();
 
 const sourceBase = {
   /** Unique name; it keys the cursor in Redis and labels metrics. */
@@ -78,11 +62,8 @@ export const sqlSourceSchema = z.object({
   /** Cursor value before the first poll (null: from the beginning). */
   initialCursor: z.union([z.string(), z.number()]).nullable().default(null),
   overlapMs,
-  /**
-   * The zone of timestamp columns without one (DATETIME, timestamp without time zone), whatever the
-   * process's TZ. Optional in the type; unset means `UTC`.
-   */
-  timeZone: timeZone.optional(),
+  /** The zone of timestamp columns without one, whatever the process's TZ (erp-source-options.ts). */
+  timeZone,
 });
 
 export const csvSourceSchema = z.object({
