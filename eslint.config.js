@@ -11,7 +11,7 @@ const nodeProtocol = {
 };
 
 // The folders and top-level files of src/ that form layers; the base (config/, log, errors, events, metrics, secrets,
-// wait-for, v8-flags)
+// wait-for, v8-flags, time-zone)
 // may be imported from anywhere.
 const folders = ['cli', 'ops', 'sync', 'erp', 'store', 'queue', 'simulator'];
 const files = ['daemon', 'main'];
@@ -40,7 +40,7 @@ function layer(name, above) {
   return ['error', { patterns: [nodeProtocol, ...banned] }];
 }
 
-const base = ['src/config/**/*.ts', 'src/log.ts', 'src/errors.ts', 'src/events.ts', 'src/metrics.ts', 'src/secrets.ts', 'src/wait-for.ts', 'src/v8-flags.ts'];
+const base = ['src/config/**/*.ts', 'src/log.ts', 'src/errors.ts', 'src/events.ts', 'src/metrics.ts', 'src/secrets.ts', 'src/wait-for.ts', 'src/v8-flags.ts', 'src/time-zone.ts'];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'test-output/**', 'bench/results/**'] },
@@ -56,7 +56,7 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
-  { files: base, rules: { 'no-restricted-imports': layer('the base (config, log, errors, events, metrics, secrets, wait-for, v8-flags)', [...folders, ...files]) } },
+  { files: base, rules: { 'no-restricted-imports': layer('the base (config, log, errors, events, metrics, secrets, wait-for, v8-flags, time-zone)', [...folders, ...files]) } },
   { files: ['src/simulator/**/*.ts'], rules: { 'no-restricted-imports': layer('simulator', ['cli', 'ops', 'sync', 'erp', 'store', 'queue', ...files]) } },
   { files: ['src/queue/**/*.ts'], rules: { 'no-restricted-imports': layer('queue', ['cli', 'ops', 'sync', 'erp', 'store', 'simulator', ...files]) } },
   { files: ['src/store/**/*.ts'], rules: { 'no-restricted-imports': layer('store', ['cli', 'ops', 'sync', 'erp', 'queue', 'simulator', ...files]) } },

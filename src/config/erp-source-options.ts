@@ -5,15 +5,10 @@
  */
 import { z } from 'zod';
 
+import { isTimeZone } from '../time-zone.js';
+
 /** An IANA time zone Intl knows (`Europe/Madrid`), or `UTC`. */
-const ianaZone = z.string().refine((zone) => {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}, 'an IANA time zone such as "Europe/Madrid", or "UTC"');
+const ianaZone = z.string().refine(isTimeZone, 'an IANA time zone such as "Europe/Madrid", or "UTC"');
 
 /**
  * The zone of timestamp columns without one (DATETIME, timestamp without time zone), whatever the

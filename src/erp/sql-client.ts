@@ -9,9 +9,9 @@
  * Each driver is imported when its first pool is used, so a daemon loads only the drivers its
  * configuration names (mysql2 and pg cost a few MB of heap each).
  */
+import { isTimeZone } from '../time-zone.js';
 import { registerUrlSecret, sqlError } from './sql-errors.js';
 import type { Dialect, DriverSettings, SqlClient, SqlClientOptions } from './sql-types.js';
-import { isTimeZone } from './zoned-time.js';
 
 export type { Dialect, DriverSettings, SqlClient, SqlClientOptions } from './sql-types.js';
 

@@ -11,54 +11,11 @@
  *
  * Offsets come from Intl (the ICU time zone data Node ships), at a second's precision.
  */
+import { isUtcZone, zoneOffsetMs } from '../time-zone.js';
 import { dateOfMicros, epochMicros } from './precise-date.js';
 
-/** Zones with no offset ever: no Intl call. */
-const UTC_ZONES = new Set(['UTC', 'Etc/UTC', 'GMT', 'Etc/GMT', 'Z']);
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-/** True when Intl knows `zone` (an IANA name such as `Europe/Madrid`, or `UTC`). */
-export function isTimeZone(zone: string): boolean {
-  try {
-    formatter(zone);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function formatter(zone: string): Intl.DateTimeFormat {
-  let format = formatters.get(zone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-      era: 'short',
-    });
-    formatters.set(zone, format);
-  }
-  return format;
-}
-
 /** The zone's offset from UTC (ms, east positive) at the instant `epochMs`. */
-export function offsetAt(zone: string, epochMs: number): number {
-  if (UTC_ZONES.has(zone)) return 0;
-  const whole = Math.floor(epochMs / 1000) * 1000;
-  const parts: Record<string, string> = {};
-  for (const part of formatter(zone).formatToParts(new Date(whole))) parts[part.type] = part.value;
-  const year = Number(parts.era === 'BC' || parts.era === 'B' ? 1 - Number(parts.year) : parts.year);
-  const wall = Date.UTC(year, Number(parts.month) - 1, Number(parts.day), Number(parts.hour), Number(parts.minute), Number(parts.second));
-  // Date.UTC maps years 0–99 to 1900–1999.
-  const fixed = year >= 0 && year < 100 ? new Date(wall).setUTCFullYear(year) : wall;
-  return fixed - whole;
-}
+const offsetAt = (zone: string, epochMs: number): number => zoneOffsetMs(epochMs, zone);
 
 /** `YYYY-MM-DD[ T]HH:MM[:SS[.fraction]]`, no zone: how pg and mysql2 give a naive timestamp's text. */
 const NAIVE = /^(\d{4,})-(\d\d)-(\d\d)[ T](\d\d):(\d\d)(?::(\d\d)(?:\.(\d+))?)?$/;
@@ -92,7 +49,7 @@ export function naiveToDate(text: string, zone: string): Date | undefined {
 
 /** Epoch microseconds of wall-clock microseconds in `zone`; see `naiveToDate`. */
 function wallToEpochMicros(wall: number, zone: string): number {
-  if (UTC_ZONES.has(zone)) return wall;
+  if (isUtcZone(zone)) return wall;
   const wallMs = Math.floor(wall / 1000);
   const day = 86_400_000;
   // The offsets in force a day either side cover any transition near this wall time.
@@ -147,7 +104,7 @@ export function zonedText(date: Date, zone: string): string {
  * sorts before the rows already read) would never be read.
  */
 export function backwardShiftNear(date: Date, zone: string, withinMs: number): number {
-  if (UTC_ZONES.has(zone)) return 0;
+  if (isUtcZone(zone)) return 0;
   const shift = offsetAt(zone, date.getTime()) - offsetAt(zone, date.getTime() + withinMs);
   return shift > 0 ? shift : 0;
 }

@@ -1,9 +1,11 @@
 /**
  * Store dates. The store writes dates in three shapes (`MM/DD/YYYY HH:MM:SS`, ISO 8601 without a zone,
  * .NET `/Date(ms)/`) and reads query dates as `YYYY-MM-DD`. Zone-less values are wall-clock times of the
- * store's configured zone; the offset comes from Intl so a zone with DST (or a changed rule) stays right.
+ * store's configured zone; the offset comes from Intl (`src/time-zone.ts`) so a zone with DST (or a
+ * changed rule) stays right.
  */
 import { ValidationError } from '../errors.js';
+import { zoneOffsetMs } from '../time-zone.js';
 
 const US_DATE = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp][Mm])?)?$/;
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
@@ -11,51 +13,6 @@ const DOTNET_DATE = /^\/Date\((-?\d+)(?:[+-]\d{4})?\)\/$/;
 const QUERY_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 const SHAPES = 'a date as MM/DD/YYYY HH:MM:SS, ISO 8601 or /Date(ms)/';
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatterFor(timeZone: string): Intl.DateTimeFormat {
-  let formatter = formatters.get(timeZone);
-  if (!formatter) {
-    formatter = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    });
-    formatters.set(timeZone, formatter);
-  }
-  return formatter;
-}
-
-/** The wall-clock fields of an instant in `timeZone`. */
-function wallClock(instant: number, timeZone: string): Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', number> {
-  const parts = Object.fromEntries(
-    formatterFor(timeZone)
-      .formatToParts(new Date(instant))
-      .filter((part) => part.type !== 'literal')
-      .map((part) => [part.type, Number(part.value)]),
-  );
-  return {
-    year: parts.year ?? 0,
-    month: parts.month ?? 1,
-    day: parts.day ?? 1,
-    hour: parts.hour ?? 0,
-    minute: parts.minute ?? 0,
-    second: parts.second ?? 0,
-  };
-}
-
-/** Offset of `timeZone` from UTC at `instant`, in milliseconds (UTC-3 → -10800000). */
-export function zoneOffsetMs(instant: number, timeZone: string): number {
-  const wall = wallClock(instant, timeZone);
-  const asUtc = Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute, wall.second);
-  return asUtc - (instant - (((instant % 1000) + 1000) % 1000));
-}
 
 /** The instant at which the clocks of `timeZone` show the given wall time. */
 function fromWallClock(wallAsUtc: number, timeZone: string): number {
@@ -135,8 +92,9 @@ export function formatQueryDate(date: Date | string, timeZone: string): string {
   if (Number.isNaN(date.getTime())) {
     throw new ValidationError([{ field: 'date', value: String(date), rule: 'a valid date' }], 'query date');
   }
-  const wall = wallClock(date.getTime(), timeZone);
-  return `${String(wall.year).padStart(4, '0')}-${String(wall.month).padStart(2, '0')}-${String(wall.day).padStart(2, '0')}`;
+  // The instant moved by the zone's offset reads, in UTC, the zone's wall clock.
+  const wall = new Date(date.getTime() + zoneOffsetMs(date.getTime(), timeZone));
+  return `${String(wall.getUTCFullYear()).padStart(4, '0')}-${String(wall.getUTCMonth() + 1).padStart(2, '0')}-${String(wall.getUTCDate()).padStart(2, '0')}`;
 }
 
 function splitQueryDate(text: string): [number, number, number] {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { ValidationError } from '../../src/errors.js';
-import { formatQueryDate, parseStoreDate, zoneOffsetMs } from '../../src/store/dates.js';
+import { formatQueryDate, parseStoreDate } from '../../src/store/dates.js';
+import { zoneOffsetMs } from '../../src/time-zone.js';
 
 const BUENOS_AIRES = 'America/Argentina/Buenos_Aires';
 
