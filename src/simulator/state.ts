@@ -110,9 +110,13 @@ export class SimulatorState {
     else this.setItems(s.items);
     this.users.clear();
     for (const u of generateUsers(rng, s.users, s.baseTime, s.timeZone)) this.users.set(u.user.Id, u);
+    // Price lists: users and clients carry one of the store's lists (the n-th generated id → the n-th list).
+    const lists = this.prices?.lists;
+    const listOf = (id: number): number => (lists ? (lists[(id - 1) % lists.length] as { id: number }).id : id);
+    for (const { user } of this.users.values()) user.PriceListId = listOf(user.PriceListId);
     this.#nextUserId = s.users + 1;
     this.clients.clear();
-    for (const c of generateClients(rng, s.clients, s.baseTime, s.timeZone)) this.clients.set(c.Id, c);
+    for (const c of generateClients(rng, s.clients, s.baseTime, s.timeZone)) this.clients.set(c.Id, { ...c, PriceListId: listOf(c.PriceListId) });
     this.#nextClientId = s.clients + 1;
     this.sales.length = 0;
     this.salesById.clear();

@@ -134,6 +134,17 @@ describe('simulator price lists, seeded and at start', () => {
     }
   });
 
+  it('gives generated users and clients one of the store\'s lists', async () => {
+    const sim = await startSimulator({ port: 0, items: 1, sales: 0, users: 20, clients: 10, priceLists: [{ id: 7, code: 'A' }, { id: 9, code: 'B' }] });
+    try {
+      const users = [...sim.state.users.values()].map((u) => u.user.PriceListId);
+      const clients = [...sim.state.clients.values()].map((c) => c.PriceListId);
+      expect(new Set([...users, ...clients])).toEqual(new Set([7, 9]));
+    } finally {
+      await sim.close();
+    }
+  });
+
   it('refuses a repeated id or code at start', async () => {
     await expect(startSimulator({ port: 0, priceLists: [{ id: 1, code: 'A' }, { id: 1, code: 'B' }] })).rejects.toThrow('priceLists: id 1 is repeated');
     await expect(startSimulator({ port: 0, priceLists: [{ id: 1, code: 'A' }, { id: 2, code: 'A' }] })).rejects.toThrow('priceLists: code A is repeated');
