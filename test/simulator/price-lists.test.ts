@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-import { type Simulator, type SimItem, startSimulator } from '../../src/simulator/index.js';
+import { type SimItem, type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { call, session } from './http.js';
 
 type Session = Awaited<ReturnType<typeof session>>;
