@@ -292,7 +292,7 @@ export class SimulatorState {
   #moveStock(sale: Sale, sign: 1 | -1): void {
     for (const line of sale.Items) {
       // Items per site: the sale takes from its own site's copy (none when the site does not hold it).
-      const item = (this.siteItems ? this.siteItems.on(sale.SiteId, line.Code) : this.itemOn(line.Code))?.item;
+      const item = this.itemOn(line.Code, sale.SiteId)?.item;
       if (!item || !(line.Quantity > 0)) continue;
       item.Stock = Math.max(0, item.Stock + sign * line.Quantity);
     }
