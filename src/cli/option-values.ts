@@ -57,6 +57,24 @@ export class OptionValues {
     return parts.map(Number);
   }
 
+  /** Comma-separated positive integers, none repeated: `1,2,3` (site ids). */
+  uniqueIds(option: string, value: string | undefined): number[] | undefined {
+    if (value === undefined) return undefined;
+    const ids = value.split(',').map((part) => (/^\s*\d+\s*$/.test(part) ? Number(part) : Number.NaN));
+    if (ids.some((id) => !(id > 0)) || new Set(ids).size !== ids.length) return this.#bad(option, value, 'comma-separated positive integers, none repeated');
+    return ids;
+  }
+
+  /** Comma-separated `id:CODE` pairs, ids positive, no id or code repeated: `1:RETAIL,2:WHOLESALE`. */
+  idCodes(option: string, value: string | undefined): Array<{ id: number; code: string }> | undefined {
+    if (value === undefined) return undefined;
+    const pairs = value.split(',').map((pair) => /^\s*(\d+)\s*:\s*([^:\s][^:]*?)\s*$/.exec(pair));
+    const lists = pairs.map((m) => ({ id: Number(m?.[1] ?? Number.NaN), code: m?.[2] ?? '' }));
+    const unique = new Set(lists.map((l) => l.id)).size === lists.length && new Set(lists.map((l) => l.code)).size === lists.length;
+    if (lists.some((l) => !(l.id > 0)) || !unique) return this.#bad(option, value, 'comma-separated id:CODE pairs, ids positive, no id or code repeated');
+    return lists;
+  }
+
   /** A date as YYYY-MM-DD (a real calendar day). */
   date(option: string, value: string | undefined, timeZone: string): string | undefined {
     if (value === undefined) return undefined;

@@ -24,6 +24,9 @@ interface SimulatorCommandOptions {
   hashTtlS: string;
   successFalseRate: string;
   variance: boolean;
+  /** `true` when given without a value. */
+  itemsPerSite?: string | true;
+  priceLists?: string | true;
   user: string;
   pass: string;
 }
@@ -48,6 +51,8 @@ export function registerSimulatorCommand(program: Command, ctx: CliContext): voi
     .option('--hash-ttl-s <s>', 'lifetime of an authentication hash, seconds', '1800')
     .option('--success-false-rate <p>', 'probability that a write answers 200 {Success:false}', '0')
     .option('--variance', 'behave unlike the default simulator where the spec allows it (capped paging, loose types, replacing sale PUTs, non-JSON write bodies)', false)
+    .option('--items-per-site [ids]', 'hold every item on each of these sites, each copy with its own stock and flags (bare: 1,2,3)')
+    .option('--price-lists [lists]', 'price lists as id:CODE,... each with its own price for every item (bare: 1:MINORISTA,2:MAYORISTA,3:OUTLET)')
     .option('--user <name>', 'accepted username', 'demo')
     .option('--pass <password>', 'accepted password', 'demo-password')
     .action(async (opts: SimulatorCommandOptions) => {
@@ -69,12 +74,16 @@ export function registerSimulatorCommand(program: Command, ctx: CliContext): voi
         hashTtlS: values.number('--hash-ttl-s', opts.hashTtlS, 'number > 0'),
         successFalseRate: rate('--success-false-rate', opts.successFalseRate),
       };
+      const itemsPerSite = opts.itemsPerSite === undefined ? undefined : values.uniqueIds('--items-per-site', opts.itemsPerSite === true ? '1,2,3' : opts.itemsPerSite);
+      const priceLists = opts.priceLists === undefined ? undefined : values.idCodes('--price-lists', opts.priceLists === true ? '1:MINORISTA,2:MAYORISTA,3:OUTLET' : opts.priceLists);
       values.check('simulator options');
       const { startSimulator, VARIANCE_PROFILE } = await import('../simulator/index.js');
       // check() passed and every option has a default: each setting is a number.
       const simulator = await startSimulator({
         ...(opts.variance ? VARIANCE_PROFILE : {}),
         ...(settings as { [K in keyof typeof settings]: number }),
+        ...(itemsPerSite ? { itemsPerSite } : {}),
+        ...(priceLists ? { priceLists } : {}),
         host: opts.host,
         username: opts.user,
         password: opts.pass,
@@ -85,3 +94,4 @@ export function registerSimulatorCommand(program: Command, ctx: CliContext): voi
       await simulator.close();
     });
 }
+

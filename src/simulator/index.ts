@@ -11,6 +11,7 @@ import { formatIssue } from '../errors.js';
 import { TypedEmitter } from '../events.js';
 import { Counters, type CounterSnapshot, type RequestLogEntry } from './counters.js';
 import { DEFAULT_FAULTS, Faults, type FaultSettings } from './faults.js';
+import type { PriceList } from './price-lists.js';
 import { Router } from './router.js';
 import { authRoutes } from './routes/auth.js';
 import { clientRoutes } from './routes/clients.js';
@@ -28,6 +29,7 @@ import { inventoryIssues } from './validation.js';
 export type { CounterSnapshot, RequestLogEntry } from './counters.js';
 export type { FaultSettings } from './faults.js';
 export { VARIANCE_PROFILE } from './faults.js';
+export type { ListPrice, PriceList } from './price-lists.js';
 export type { SimulatorEvents } from './routes/context.js';
 export type { InventoryWrite, SaleInput, SaleUpdateEntry, SimulatorState } from './state.js';
 export type { Client, ItemInput, Product, Sale, SaleItem, SimItem, User } from './types.js';
@@ -60,6 +62,18 @@ export interface SimulatorOptions extends Partial<FaultSettings> {
   site?: number;
   /** Path of item creation (POST), as a store may place it (`store.inventoryCreatePath`). @defaultValue '/Api/Inventory' */
   inventoryCreatePath?: string;
+  /**
+   * Items per site, the spec's `SiteId` read as one copy per site: every item is held on each of these
+   * sites with its own stock, flags and fields. A PUT with `SiteId` changes that site's copy, a query
+   * with `siteId` reads it; without them, the first site. @defaultValue off (one record per Code)
+   */
+  itemsPerSite?: readonly number[];
+  /**
+   * Price lists holding their own `Price`/`OfferPrice` for every item: a PUT with `PriceListId` or
+   * `PriceListCode` changes that list only, a query with `pricelistId` answers that list's prices; the
+   * first list is the default. @defaultValue off (one price per item, `pricelistId` filters)
+   */
+  priceLists?: readonly PriceList[];
   /** Most entries kept in each write log. @defaultValue unbounded */
   maxWrites?: number;
   /** Clock (epoch ms), for tests of hash expiry. @defaultValue Date.now */
@@ -122,6 +136,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     baseTime: options.baseTime ?? Math.floor(now() / DAY_MS) * DAY_MS,
     timeZone: options.timeZone ?? 'America/Argentina/Buenos_Aires',
     maxWrites: options.maxWrites ?? Number.POSITIVE_INFINITY,
+    ...(options.itemsPerSite ? { itemsPerSite: options.itemsPerSite } : {}),
+    ...(options.priceLists ? { priceLists: options.priceLists } : {}),
   });
   const initialFaults: FaultSettings = { ...DEFAULT_FAULTS };
   for (const key of Object.keys(DEFAULT_FAULTS) as Array<keyof FaultSettings>) {

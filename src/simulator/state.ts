@@ -6,8 +6,10 @@ import { generateClients, generateUsers, type StoredUser } from './account-gener
 import { parseStoreDate } from './clock.js';
 import { HttpError } from './http.js';
 import { buildItem, generateItems, type StoredItem } from './items.js';
+import { PriceBook, type PriceList } from './price-lists.js';
 import { Random } from './random.js';
 import { generateSale, type SaleContext, type StoredSale } from './sale-generator.js';
+import { SiteItems } from './site-items.js';
 import type { Client, ItemInput, Sale, SaleItem, SimItem } from './types.js';
 
 /** What the store is seeded with. */
@@ -22,6 +24,10 @@ export interface SeedSettings {
   timeZone: string;
   /** Most write-log entries kept (oldest dropped first). */
   maxWrites: number;
+  /** Items per site: the site ids every item is held on, each with its own copy (`site-items.ts`). */
+  itemsPerSite?: readonly number[];
+  /** Price lists, each with its own prices for every item (`price-lists.ts`). */
+  priceLists?: readonly PriceList[];
 }
 
 /** An accepted inventory write: the fields as sent, after validation. */
@@ -71,6 +77,10 @@ export class SimulatorState {
   writes: InventoryWrite[] = [];
   saleUpdates: SaleUpdateEntry[] = [];
   readonly settings: SeedSettings;
+  /** Each site's copy of every item, when `itemsPerSite` is set. */
+  readonly siteItems: SiteItems | undefined;
+  /** Each price list's prices, when `priceLists` is set. */
+  readonly prices: PriceBook | undefined;
   #codes: string[] = [];
   #seq = 0;
   #nextItemId = 1;
@@ -83,6 +93,8 @@ export class SimulatorState {
 
   constructor(settings: SeedSettings) {
     this.settings = settings;
+    this.siteItems = settings.itemsPerSite ? new SiteItems(settings.itemsPerSite) : undefined;
+    this.prices = settings.priceLists ? new PriceBook(settings.priceLists) : undefined;
     this.reseed();
   }
 
@@ -94,13 +106,17 @@ export class SimulatorState {
     this.writes = [];
     this.saleUpdates = [];
     this.#seq = 0;
-    if (typeof s.items === 'number') this.#replaceItems(generateItems(rng, s.items, s.baseTime));
+    if (typeof s.items === 'number') this.#replaceItems(generateItems(rng, s.items, s.baseTime), true);
     else this.setItems(s.items);
     this.users.clear();
     for (const u of generateUsers(rng, s.users, s.baseTime, s.timeZone)) this.users.set(u.user.Id, u);
+    // Price lists: users and clients carry one of the store's lists (the n-th generated id → the n-th list).
+    const lists = this.prices?.lists;
+    const listOf = (id: number): number => (lists ? (lists[(id - 1) % lists.length] as { id: number }).id : id);
+    for (const { user } of this.users.values()) user.PriceListId = listOf(user.PriceListId);
     this.#nextUserId = s.users + 1;
     this.clients.clear();
-    for (const c of generateClients(rng, s.clients, s.baseTime, s.timeZone)) this.clients.set(c.Id, c);
+    for (const c of generateClients(rng, s.clients, s.baseTime, s.timeZone)) this.clients.set(c.Id, { ...c, PriceListId: listOf(c.PriceListId) });
     this.#nextClientId = s.clients + 1;
     this.sales.length = 0;
     this.salesById.clear();
@@ -134,24 +150,75 @@ export class SimulatorState {
     this.#replaceItems(stored);
   }
 
-  /** Creates or partially updates an item by Code; returns the stored item. */
+  /**
+   * Creates or partially updates an item by Code, as the API's PUT does (`updateItem`); returns the
+   * changed item. Throws HttpError 400 on a site or price list the store does not have.
+   */
   upsertItem(input: ItemInput): SimItem {
-    const existing = this.items.get(input.Code);
-    if (existing) {
-      const { InternalId: _ignored, ...fields } = input;
-      Object.assign(existing.item, fields);
-      return existing.item;
-    }
-    return this.createItem(input);
+    if (!this.items.has(input.Code)) return this.createItem(input);
+    const { InternalId: _ignored, Code: _code, ...fields } = input;
+    const item = this.updateItem(input.Code, fields);
+    if (!item) throw new HttpError(400, `SiteId ${String(input.SiteId)} of ${input.Code} is not a site of the simulator (${this.siteItems?.sites.join(', ')})`);
+    return item;
   }
 
-  /** Creates an item; the caller has checked that Code is new. */
+  /**
+   * Applies an update of item `code` as the API's PUT does. Items per site: to the copy on the site
+   * `SiteId` names (the first site when none). Price lists: `Price` and `OfferPrice` go to the list
+   * `PriceListId`/`PriceListCode` names (the default list when none), the other fields to the item.
+   * Returns undefined when the item, or its copy on that site, does not exist; throws HttpError 400
+   * (and changes nothing) on an unknown price list.
+   */
+  updateItem(code: string, fields: Partial<SimItem>): SimItem | undefined {
+    const { SiteId, ...rest } = fields;
+    const target = this.itemOn(code, SiteId);
+    if (!target) return undefined;
+    if (!this.siteItems && SiteId !== undefined) target.item.SiteId = SiteId;
+    if (this.prices) {
+      const { PriceListId, PriceListCode, Price, OfferPrice, ...others } = rest;
+      const list = this.prices.listOfWrite(code, PriceListId, PriceListCode);
+      const prices = { ...(Price === undefined ? {} : { Price }), ...(OfferPrice === undefined ? {} : { OfferPrice }) };
+      this.prices.set(list.id, code, prices);
+      // The item's own prices are the default list's (products and sale lines read them).
+      if (list === this.prices.defaultList) for (const copy of this.siteItems?.copiesOf(code) ?? [target]) Object.assign(copy.item, prices);
+      Object.assign(target.item, others);
+    } else Object.assign(target.item, rest);
+    return target.item;
+  }
+
+  /**
+   * Creates an item; the caller has checked that Code is new. Items per site: held on every site (a
+   * `SiteId` given is not kept). Price lists: priced at its `Price`/`OfferPrice` on every list; an
+   * unknown list named throws HttpError 400 before anything is created.
+   */
   createItem(input: ItemInput, now = Date.now()): SimItem {
+    // Only checked: the item is priced on every list alike.
+    this.prices?.listOfWrite(input.Code, input.PriceListId, input.PriceListCode);
+    const defaultList = this.prices?.defaultList;
     const stored = buildItem(input, this.#nextItemId, now);
+    if (defaultList) Object.assign(stored.item, { PriceListId: defaultList.id, PriceListCode: defaultList.code });
     this.#nextItemId += 1;
     this.items.set(stored.item.Code, stored);
     this.#codes.push(stored.item.Code);
+    this.siteItems?.add(stored);
+    this.prices?.add(stored.item, false);
     return stored.item;
+  }
+
+  /** Item `code`; items per site: its copy on `site` (the first site when undefined), else `site` is ignored. */
+  itemOn(code: string, site?: number): StoredItem | undefined {
+    return this.siteItems ? this.siteItems.on(site ?? this.siteItems.defaultSite, code) : this.items.get(code);
+  }
+
+  /** The items a query reads: on `site` (items per site), or every site's copies; `code` narrows to one item. */
+  heldItems(site: number | undefined, code?: string): Iterable<StoredItem> {
+    if (this.siteItems) {
+      if (code === undefined) return this.siteItems.held(site);
+      return this.siteItems.copiesOf(code).filter((s) => site === undefined || s.item.SiteId === site);
+    }
+    if (code === undefined) return this.items.values();
+    const stored = this.items.get(code);
+    return stored ? [stored] : [];
   }
 
   /** Appends an accepted inventory write to the log. */
@@ -224,7 +291,8 @@ export class SimulatorState {
 
   #moveStock(sale: Sale, sign: 1 | -1): void {
     for (const line of sale.Items) {
-      const item = this.items.get(line.Code)?.item;
+      // Items per site: the sale takes from its own site's copy (none when the site does not hold it).
+      const item = this.itemOn(line.Code, sale.SiteId)?.item;
       if (!item || !(line.Quantity > 0)) continue;
       item.Stock = Math.max(0, item.Stock + sign * line.Quantity);
     }
@@ -276,7 +344,12 @@ export class SimulatorState {
     this.salesByReference.set(referenceKey(stored.sale), stored);
   }
 
-  #replaceItems(stored: readonly StoredItem[]): void {
+  /** `seeded`: generated items, whose copies and lists draw their own stock and prices. */
+  #replaceItems(stored: readonly StoredItem[], seeded = false): void {
+    const defaultList = this.prices?.defaultList;
+    if (defaultList) for (const { item } of stored) Object.assign(item, { PriceListId: defaultList.id, PriceListCode: defaultList.code });
+    this.siteItems?.rebuild(stored, seeded ? this.settings.seed : undefined);
+    this.prices?.rebuild(stored.map((s) => s.item), seeded);
     this.items.clear();
     for (const s of stored) this.items.set(s.item.Code, s);
     this.#codes = stored.map((s) => s.item.Code);

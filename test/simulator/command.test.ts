@@ -46,9 +46,23 @@ describe('storesync simulator command', () => {
     ['--port', 'eighty', 'integer >= 0'],
     ['--port', '70000', 'a port number from 0 to 65535'],
     ['--hash-ttl-s', '0', 'number > 0'],
+    ['--items-per-site', '1,1', 'comma-separated positive integers, none repeated'],
+    ['--items-per-site', '0,2', 'comma-separated positive integers, none repeated'],
+    ['--price-lists', '1:A,2:A', 'comma-separated id:CODE pairs, ids positive, no id or code repeated'],
+    ['--price-lists', '1:A,B', 'comma-separated id:CODE pairs, ids positive, no id or code repeated'],
   ])('exits 3, naming the option, the value and the rule, for %s %s', async (flag, value, rule) => {
     const run = runSimulator([flag, value]);
     expect(await run.exit).toBe(3);
     expect(run.output().stderr).toBe(`storesync: nothing sent: simulator options: field ${flag} = "${value}" breaks "${rule}"\n`);
+  });
+
+  it('holds items per site and price lists when asked (bare flags: sites 1,2,3 and the three seeded lists)', async () => {
+    const run = runSimulator(['--port', '0', '--items', '3', '--sales', '0', '--items-per-site', '--price-lists', '4:RETAIL, 6:WHOLESALE']);
+    const url = await Promise.race([run.url, run.exit.then((code) => Promise.reject(new Error(`exited ${code}: ${run.output().stderr}`)))]);
+    expect((await call(url, 'GET', '/__control/price-lists')).body).toEqual([{ id: 4, code: 'RETAIL' }, { id: 6, code: 'WHOLESALE' }]);
+    const onThree = await call<Array<{ SiteId: number }>>(url, 'GET', '/__control/items', { query: { siteId: 3 } });
+    expect(onThree.body.map((i) => i.SiteId)).toEqual([3, 3, 3]);
+    run.stop();
+    expect(await run.exit).toBe(0);
   });
 });

@@ -39,3 +39,29 @@ describe('simulator stock and sales', () => {
     expect(stock('ST-1')).toBe(10);
   });
 });
+
+describe('simulator stock and sales with items per site', () => {
+  let sim: Simulator;
+
+  beforeAll(async () => {
+    sim = await startSimulator({ port: 0, items: [{ Code: 'PS-1', Stock: 10, Price: 10 }], sales: 0, users: 2, itemsPerSite: [1, 2, 3] });
+  });
+
+  afterAll(async () => {
+    await sim.close();
+  });
+
+  const stocks = (code: string): Array<number | undefined> => [1, 2, 3].map((site) => sim.state.itemOn(code, site)?.item.Stock);
+
+  it('a sale on a site lowers that site\'s stock only, and a cancelled one gives it back there', async () => {
+    const sale = sim.addSale({ Status: 1, SiteId: 2, Items: [{ Code: 'PS-1', Quantity: 4 }] });
+    expect(stocks('PS-1')).toEqual([10, 6, 10]);
+    const s = await session(sim.url);
+    const put = await s.call('PUT', `/Api/Sale/${sale.Id}`, { body: { Id: sale.Id, Status: -2 } });
+    expect(put.status).toBe(200);
+    expect(stocks('PS-1')).toEqual([10, 10, 10]);
+    // A sale on a site that does not hold the item takes nothing anywhere.
+    sim.addSale({ Status: 1, SiteId: 7, Items: [{ Code: 'PS-1', Quantity: 2 }] });
+    expect(stocks('PS-1')).toEqual([10, 10, 10]);
+  });
+});

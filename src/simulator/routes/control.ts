@@ -96,10 +96,18 @@ export function controlRoutes(ctx: SimContext, ops: ControlOps): Route[] {
       method: 'GET',
       template: '/__control/items',
       handle: (req) => {
-        const code = req.query.get('code');
-        const stored = code === undefined ? [...state.items.values()] : [state.items.get(code)].filter((s) => s !== undefined);
-        return { status: 200, body: stored.map((s) => s.item) };
+        // Items per site: `siteId` reads that site's copies (without it, every site's); price lists:
+        // `pricelistId` shows that list's prices (without it, the default list's). Never loosened.
+        const siteId = req.query.int('siteId');
+        const list = state.prices?.listOfQuery(req.query.int('pricelistId'));
+        const stored = [...state.heldItems(siteId, req.query.get('code'))].filter((s) => siteId === undefined || s.item.SiteId === siteId);
+        return { status: 200, body: stored.map((s) => (state.prices && list ? state.prices.view(s.item, list) : s.item)) };
       },
+    },
+    {
+      method: 'GET',
+      template: '/__control/price-lists',
+      handle: () => ({ status: 200, body: state.prices?.lists ?? [] }),
     },
     {
       method: 'PUT',

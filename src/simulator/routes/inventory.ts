@@ -21,13 +21,15 @@ function query(ctx: SimContext, { query: q }: RouteRequest): RouteReply {
   const siteId = q.int('siteId');
   const id = q.int('id') ?? q.int('itemId');
   const withPreferences = q.bool('includePreferences') ?? false;
-  const candidates = code === undefined ? ctx.state.items.values() : [ctx.state.items.get(code)].filter((s) => s !== undefined);
+  const { prices } = ctx.state;
+  // Price lists: every item answers with the prices of the list asked for (400 on an unknown one).
+  const list = prices?.listOfQuery(priceListId);
   const out: unknown[] = [];
-  for (const { item, meta } of candidates) {
-    if (priceListId !== undefined && item.PriceListId !== priceListId) continue;
+  for (const { item, meta } of ctx.state.heldItems(siteId, code)) {
+    if (!list && priceListId !== undefined && item.PriceListId !== priceListId) continue;
     if (siteId !== undefined && item.SiteId !== siteId) continue;
     if (id !== undefined && item.InternalId !== id) continue;
-    const record = presentItem(ctx, item);
+    const record = presentItem(ctx, prices && list ? prices.view(item, list) : item);
     out.push(withPreferences ? { ...record, Preferences: meta.preferences } : record);
   }
   return { status: 200, body: out };
@@ -49,12 +51,16 @@ async function update(ctx: SimContext, req: RouteRequest): Promise<RouteReply> {
   if (issues.length > 0) throw validationFailure(issues);
   const input = body as ItemInput;
   failingItem(ctx, input.Code);
-  const stored = ctx.state.items.get(input.Code);
-  if (!stored) throw new HttpError(404, `Product not found: ${input.Code}`);
+  if (!ctx.state.itemOn(input.Code, input.SiteId)) {
+    const onSite = ctx.state.siteItems && ctx.state.items.has(input.Code) ? ` on site ${String(input.SiteId)}` : '';
+    throw new HttpError(404, `Product not found: ${input.Code}${onSite}`);
+  }
+  // Checked before a {Success:false} is drawn: a bad request is refused whatever the store's mood.
+  ctx.state.prices?.listOfWrite(input.Code, input.PriceListId, input.PriceListCode);
   const refused = successFalse(ctx);
   if (refused) return refused;
   const fields = writtenFields(input);
-  Object.assign(stored.item, fields);
+  ctx.state.updateItem(input.Code, fields);
   ctx.events.emit('inventory:write', ctx.state.logWrite(input.Code, 'update', fields, req.now));
   return { status: 200, body: { Success: true, Message: `Item ${input.Code} updated` } };
 }
@@ -68,6 +74,7 @@ async function create(ctx: SimContext, req: RouteRequest): Promise<RouteReply> {
   const input = body as ItemInput;
   failingItem(ctx, input.Code);
   if (ctx.state.items.has(input.Code)) throw new HttpError(409, `Code already exists: ${input.Code}`);
+  ctx.state.prices?.listOfWrite(input.Code, input.PriceListId, input.PriceListCode);
   const refused = successFalse(ctx);
   if (refused) return refused;
   const item = ctx.state.createItem(input, req.now);
