@@ -27,7 +27,7 @@ import type { Logger } from '../log.js';
 import { type CsvReadOptions, readCsvFile, readCsvRows } from './csv-file.js';
 import { compareCursors, maxCursor } from './cursor.js';
 import { ignoredColumnLogger, snapshotChunk, type SourceDeps } from './source-deps.js';
-import type { ChangeBatch, ChangeSource, Cursor, RejectedRecord, SnapshotChunk, SnapshotOptions, SourceRecord } from './types.js';
+import type { ChangeBatch, ChangeSource, Cursor, RejectedRecord, SnapshotChunk, SourceRecord } from './types.js';
 
 /** What `commit` needs about one file of a batch (kept JSON-serialisable in `ChangeBatch.handle`). */
 interface BatchFile {
@@ -171,7 +171,7 @@ export function createCsvSource(config: CsvSourceConfig, deps: SourceDeps): Chan
   };
   const snapshotFile = config.snapshotFile;
   if (snapshotFile !== undefined) {
-    source.snapshot = (options?: SnapshotOptions) => readSnapshot(snapshotFile, config, { ...readOptions, logger, now, ...(options?.onRejected ? { onRejected: options.onRejected } : {}) });
+    source.snapshot = () => readSnapshot(snapshotFile, config, { ...readOptions, logger, now });
   }
   return source;
 }
@@ -199,9 +199,9 @@ function assertSnapshotOutsideDropFolder(config: CsvSourceConfig): void {
 async function* readSnapshot(
   file: string,
   config: CsvSourceConfig,
-  options: CsvReadOptions & { logger: Logger; now: () => number } & SnapshotOptions,
+  options: CsvReadOptions & { logger: Logger; now: () => number },
 ): AsyncIterable<SnapshotChunk> {
-  const { logger, now, onRejected } = options;
+  const { logger, now } = options;
   const info = await stat(file).catch((error: unknown) => {
     throw new ErpError(config.name, `cannot read the snapshot file ${file}: ${(error as Error).message}`, { code: 'ERR_ERP_FILE', cause: error });
   });
@@ -216,7 +216,6 @@ async function* readSnapshot(
     for await (const row of readCsvRows(file, basename(file), cursor, options)) {
       if ('rejected' in row) {
         logger.warn({ ref: row.rejected.ref, issues: row.rejected.issues.map(formatIssue) }, 'snapshot row rejected');
-        onRejected?.(row.rejected);
         rejected.push(row.rejected);
       } else {
         chunk.push(row.record);

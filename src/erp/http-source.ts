@@ -18,7 +18,7 @@ import { bodyExcerpt } from '../store/errors.js';
 import { toCursor } from './cursor.js';
 import { pollChanges, pollSettingsFor, type ReadPage, toBatchParts } from './polling.js';
 import { snapshotChunk, type SourceDeps } from './source-deps.js';
-import type { ChangeSource, Cursor, ReadOptions, SnapshotChunk, SnapshotOptions } from './types.js';
+import type { ChangeSource, Cursor, ReadOptions, SnapshotChunk } from './types.js';
 
 /** How to read from the start, shown when a first poll reads nothing (see polling.ts). */
 const FIRST_POLL_HINT =
@@ -119,13 +119,12 @@ export function createHttpSource(config: HttpSourceConfig, deps: SourceDeps): Ch
   const { snapshotUrl } = config;
   if (snapshotUrl !== undefined) {
     // One GET of the whole set (same headers and recordsPath), handed out in chunks of `limit`.
-    source.snapshot = async function* snapshot(options?: SnapshotOptions): AsyncIterable<SnapshotChunk> {
+    source.snapshot = async function* snapshot(): AsyncIterable<SnapshotChunk> {
       const rows = await fetchFrom(new URL(snapshotUrl));
       for (let start = 0; start < rows.length; start += config.limit) {
         const { records, rejected } = toBatchParts(rows.slice(start, start + config.limit), { ...settings, rowNoun: 'snapshot record' }, false);
         for (const bad of rejected) {
           settings.logger.warn({ ref: bad.ref, issues: bad.issues.map(formatIssue) }, 'snapshot record rejected');
-          options?.onRejected?.(bad);
         }
         if (records.length + rejected.length > 0) yield snapshotChunk(records, rejected);
       }

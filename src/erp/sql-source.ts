@@ -37,7 +37,7 @@ import { pollChanges, pollSettingsFor, type ReadPage, toBatchParts } from './pol
 import { dateOfMicros, epochMicros } from './precise-date.js';
 import { snapshotChunk, type SourceDeps } from './source-deps.js';
 import { openSql, type SqlClient } from './sql-client.js';
-import type { ChangeSource, Cursor, ReadOptions, SnapshotChunk, SnapshotOptions } from './types.js';
+import type { ChangeSource, Cursor, ReadOptions, SnapshotChunk } from './types.js';
 import { backwardShiftNear } from './zoned-time.js';
 
 /** How far ahead of a poll's start a backward DST transition widens it (the largest shift any zone has). */
@@ -102,13 +102,12 @@ export function createSqlSource(config: SqlSourceConfig, deps: SourceDeps): Chan
     close: () => sql.close(),
   };
   if (snapshotQuery !== undefined) {
-    source.snapshot = async function* snapshot(options?: SnapshotOptions): AsyncIterable<SnapshotChunk> {
+    source.snapshot = async function* snapshot(): AsyncIterable<SnapshotChunk> {
       for await (const rows of sql.stream(snapshotQuery, {}, config.limit)) {
         const { records, rejected } = toBatchParts(rows, { ...settings, rowNoun: 'snapshot row' }, false);
         for (const bad of rejected) {
           // The ref is a key of the line already: the issues do not repeat it.
           settings.logger.warn({ ref: bad.ref, issues: bad.issues.map((issue) => formatIssue(issue.record === bad.ref ? { ...issue, record: undefined } : issue)) }, 'snapshot row rejected');
-          options?.onRejected?.(bad);
         }
         if (records.length + rejected.length > 0) yield snapshotChunk(records, rejected);
       }

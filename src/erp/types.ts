@@ -97,14 +97,6 @@ export interface ReadOptions {
 }
 
 /** Options of a `snapshot` read. */
-export interface SnapshotOptions {
-  /**
-   * Told of each row the snapshot leaves out because it could not be coerced (it is logged too): the
-   * snapshot diff keeps such a SKU as it was rather than count it vanished.
-   */
-  onRejected?(record: RejectedRecord): void;
-}
-
 /** A connector kind. */
 export type SourceKind = 'sql' | 'csv' | 'http';
 
@@ -122,9 +114,10 @@ export interface ChangeSource {
   commit?(batch: ChangeBatch): Promise<void>;
   /**
    * The full current set, in chunks, streamed (used by the reconcile and the snapshot diff); a chunk
-   * carries the rows the source refused whole (`rejected`), also told to `options.onRejected`.
+   * carries the rows the source refused whole (`rejected`): the reconcile and the diff count them, and
+   * the diff keeps their SKUs as they were rather than count them vanished.
    */
-  snapshot?(options?: SnapshotOptions): AsyncIterable<SnapshotChunk>;
+  snapshot?(): AsyncIterable<SnapshotChunk>;
   /**
    * SKUs deleted at or after `cursor` (the `deletions` query: records of `Code` and a cursor), read by
    * the same rules as `readChanges`; each is treated as vanished.

@@ -70,8 +70,9 @@ export async function previewSource(source: ChangeSource, options: { flow: Sourc
 async function snapshotBatch(source: ChangeSource, limit: number): Promise<{ records: SourceRecord[]; rejected: RejectedRecord[]; nextCursor: Cursor; known?: number }> {
   const records: SourceRecord[] = [];
   const rejected: RejectedRecord[] = [];
-  for await (const chunk of source.snapshot?.({ onRejected: (record) => void rejected.push(record) }) ?? []) {
+  for await (const chunk of source.snapshot?.() ?? []) {
     records.push(...chunk);
+    rejected.push(...(chunk.rejected ?? []));
     if (records.length + rejected.length >= limit) break;
   }
   return { records: records.slice(0, limit), rejected, nextCursor: null };

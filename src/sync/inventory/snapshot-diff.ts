@@ -16,7 +16,7 @@
  * a SKU that comes back unchanged writes nothing.
  */
 import { cursorToVersion } from '../../erp/cursor.js';
-import type { ChangeSource, RejectedRecord } from '../../erp/types.js';
+import type { ChangeSource } from '../../erp/types.js';
 import { formatIssue } from '../../errors.js';
 import { DiffState, fingerprint } from './diff-state.js';
 import { enqueueSkus } from './enqueue.js';
@@ -108,13 +108,13 @@ async function readSnapshot(source: ChangeSource, unseen: Map<string, string>, s
     if (code !== undefined) out.kept.add(code);
     if (out.refusedSample.length < 10) out.refusedSample.push(reason);
   };
-  const onRejected = (record: RejectedRecord): void => {
-    out.read++;
-    const named = record.issues[0]?.record;
-    refuse(named !== undefined && named !== record.ref ? named : undefined, `${record.ref}: ${record.issues.map(formatIssue).join('; ')}`);
-  };
-  for await (const chunk of source.snapshot!({ onRejected })) {
+  for await (const chunk of source.snapshot!()) {
     signal?.throwIfAborted();
+    for (const record of chunk.rejected ?? []) {
+      out.read++;
+      const named = record.issues[0]?.record;
+      refuse(named !== undefined && named !== record.ref ? named : undefined, `${record.ref}: ${record.issues.map(formatIssue).join('; ')}`);
+    }
     for (const record of chunk) {
       out.read++;
       const key = targetKey(record);
