@@ -52,7 +52,7 @@ describe('Prometheus and Grafana files', () => {
     expect(result.code).toBe(0);
   });
 
-  it('fires StoresyncVanishedSkusHeld and StoresyncReconcileOrphansHeld while a mass guard holds SKUs (promtool rule tests)', async () => {
+  it('fires its alerts when it should and clears them after (promtool rule tests: vanished SKUs and orphans held, credentials refused)', async () => {
     const result = await promtool(['test', 'rules', join(root, 'test/deploy/alerts.promtool.yml')]);
     expect(result.stdout + result.stderr).toContain('SUCCESS');
     expect(result.code).toBe(0);
