@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 
 import { Redis } from 'ioredis';
 
-import { type RedisServer, redisAnswers, sparePort, startRedisServer } from '../../src/queue/redis-server.js';
+import { redisAnswers, type RedisServer, sparePort, startRedisServer } from '../../src/queue/redis-server.js';
 import { waitFor } from '../../src/wait-for.js';
 
 const run = promisify(execFile);
