@@ -16,7 +16,7 @@ import { DASHBOARD_PATH, type HttpServer, startHttpServer } from './ops/http-ser
 import { collectQueueDepth } from './ops/queue-depth.js';
 import { checkEvictionPolicy, RedisMonitor } from './ops/redis-monitor.js';
 import { WorkerWatchdog } from './ops/worker-watchdog.js';
-import { createRedis, QUEUE_NAMES } from './queue/connection.js';
+import { createRedis, describeRedis, QUEUE_NAMES, redisSecrets } from './queue/connection.js';
 import { redactText, registerSecret } from './secrets.js';
 import { StoreClient } from './store/client.js';
 import { storeLoginGate } from './store/redis-login-gate.js';
@@ -67,13 +67,13 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
   const { role } = options;
   const logger = deps.logger.child({ component: 'daemon' });
   const metrics = deps.metrics ?? new Metrics();
-  registerSecret(redisPassword(config.redis.url));
+  for (const secret of redisSecrets(config.redis)) registerSecret(secret);
 
   const monitor = new RedisMonitor(logger);
   const watchdog = new WorkerWatchdog({ logger });
   const connections = new Set<Redis>();
   const connect = (): Redis => {
-    const connection = createRedis(config.redis.url);
+    const connection = createRedis(config.redis);
     connections.add(connection);
     connection.once('end', () => connections.delete(connection));
     monitor.track(connection);
@@ -99,7 +99,7 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
       ...(loginGate ? { loginGate } : {}),
     });
   // Health checks must fail fast while Redis is down instead of queueing the PING until it is back.
-  const health = createRedis(config.redis.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  const health = createRedis(config.redis, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   monitor.track(health);
   health.once('ready', () => void checkEvictionPolicy(health, logger));
 
@@ -170,7 +170,7 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
         role,
         http: http.url,
         dashboard: `${http.url}${DASHBOARD_PATH}`,
-        redis: redactText(config.redis.url),
+        redis: describeRedis(config.redis),
         prefix: config.redis.prefix,
         store: redactText(config.store.baseUrl),
         flows: flows.map((flow) => flow.name),
@@ -207,12 +207,4 @@ function uniqueQueues(flows: readonly Flow[]): Queue[] {
   const byName = new Map<string, Queue>();
   for (const flow of flows) for (const queue of flow.queues) if (!byName.has(queue.name)) byName.set(queue.name, queue);
   return [...byName.values()];
-}
-
-function redisPassword(url: string): string | undefined {
-  try {
-    return decodeURIComponent(new URL(url).password) || undefined;
-  } catch {
-    return undefined;
-  }
 }
