@@ -55,9 +55,12 @@ export class MasterWatch {
     return () => this.#listeners.delete(listener);
   }
 
-  /** Checks the master each time `connection` becomes ready (the first time included). */
+  /**
+   * Checks the master each time `connection` becomes ready (the first time included). A Cluster client stays ready
+   * while one of its masters fails over: it is checked again when it drops a node or refreshes its slot table.
+   */
   track(connection: Redis): void {
-    connection.on('ready', () => void this.check(connection));
+    for (const event of ['ready', '-node', 'refresh']) connection.on(event, () => void this.check(connection));
   }
 
   /** Reads the master's identity and reports a change; concurrent calls share one read (a later one re-reads). */
