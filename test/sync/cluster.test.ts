@@ -1,8 +1,9 @@
 /**
  * The whole daemon on a real three-master Redis Cluster: an inventory sync from a CSV drop, a reconcile against the
- * snapshot, and a sales cycle (pulled, reserved, exported to a file sink, acknowledged). Every multi-key Lua script
- * and BullMQ's own run there: a key outside the prefix's hash tag would fail with CROSSSLOT and the flows would stop.
- * Afterwards every key on every master is under `{prefix}`, BullMQ's included.
+ * snapshot, a snapshot diff, and a sales cycle (pulled, reserved, exported to a file sink, acknowledged), with the
+ * request budget, the login gate and the tick lock on. Every multi-key Lua script, MULTI and BullMQ's own run there:
+ * a key outside the prefix's hash tag would fail with CROSSSLOT and the flows would stop. Afterwards every key on
+ * every master is under `{prefix}`, BullMQ's included. Then a master is SIGKILLed and its replica promoted.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
@@ -70,10 +71,25 @@ describe('storesync on a Redis Cluster', () => {
     const snapshotFile = join(dir, 'all-items.csv');
     await writeFile(snapshotFile, `Code,Stock,Price\n${rows.join('\n')}\n`);
     const salesDir = join(dir, 'sales');
+    await mkdir(join(dir, 'diff-drop'));
+    const diffFile = join(dir, 'diff.csv');
+    // The same prices the sync gives SKUs 10 and 11, so the reconcile finds no difference there.
+    await writeFile(diffFile, `Code,Price\n${code(10)},19\n${code(11)},20\n`);
     const config = testConfig({
       redis: { cluster: [...cluster.startupNodes], prefix },
-      store: { baseUrl: sim.url, username: 'demo', password: 'demo-password', siteId: 1, timeZone: TIME_ZONE, retry: { attempts: 2, baseDelayMs: 10, maxDelayMs: 50 } },
-      inventory: { backoffMs: 10, sources: [{ name: 'erp-csv', kind: 'csv', dir: drop, settleMs: 0, schedule: '0 0 0 1 1 *', snapshotFile }] },
+      // The request budget's script runs too (store.rateLimit), beside the login gate's.
+      store: {
+        baseUrl: sim.url, username: 'demo', password: 'demo-password', siteId: 1, timeZone: TIME_ZONE,
+        retry: { attempts: 2, baseDelayMs: 10, maxDelayMs: 50 }, rateLimit: { max: 10_000, durationMs: 1000 },
+      },
+      inventory: {
+        backoffMs: 10,
+        sources: [
+          { name: 'erp-csv', kind: 'csv', dir: drop, settleMs: 0, schedule: '0 0 0 1 1 *', snapshotFile },
+          // The snapshot diff keeps its fingerprints in Redis (MULTI over several keys of the prefix).
+          { name: 'erp-diff', kind: 'csv', dir: join(dir, 'diff-drop'), settleMs: 0, snapshotFile: diffFile, diff: { schedule: '0 0 0 1 1 *' } },
+        ],
+      },
       sales: { backoffMs: 20, pull: { schedule: '* * * * * *', lookbackHours: 48 }, sink: { kind: 'file', dir: salesDir } },
     });
     const logs = logCollector('info');
@@ -94,8 +110,14 @@ describe('storesync on a Redis Cluster', () => {
     rows[2] = `${code(3)},77,12`;
     await writeFile(snapshotFile, `Code,Stock,Price\n${rows.join('\n')}\n`);
     const reconciled = await d.inventory.reconcile();
-    expect(reconciled).toMatchObject({ erpRecords: SKUS, differences: 1, queued: 1 });
+    expect(reconciled).toMatchObject({ erpRecords: SKUS + 2, differences: 1, queued: 1 });
     await waitFor(() => sim.state.items.get(code(3))?.item.Stock === 77, { message: 'the reconciled figure written' });
+
+    // A snapshot diff: the first queues every row, the second only what changed.
+    expect(await d.inventory.diff('erp-diff')).toMatchObject({ read: 2, changed: 2, queued: 2 });
+    await writeFile(diffFile, `Code,Price\n${code(10)},19\n${code(11)},21\n`);
+    expect(await d.inventory.diff('erp-diff')).toMatchObject({ read: 2, previous: 2, changed: 1, queued: 1 });
+    await waitFor(() => sim.state.items.get(code(11))?.item.Price === 21, { message: 'the diffed price written' });
 
     // 3. A sales cycle: pulled, exported once to the file sink, acknowledged once.
     const acked = d.sales.events.next('sales:acked');
