@@ -72,3 +72,22 @@ export function redisMode(redis: Pick<RedisConfig, 'sentinels' | 'cluster'>): 's
   if (redis.cluster !== undefined) return 'cluster';
   return 'single';
 }
+
+/** The passwords a connection uses (in the URL, the data nodes', the sentinels'), to register as secrets. */
+export function redisSecrets(target: string | Pick<RedisConfig, 'url' | 'password' | 'sentinelPassword'>): string[] {
+  const found: string[] = [];
+  const url = typeof target === 'string' ? target : target.url;
+  if (url !== undefined) {
+    try {
+      const password = decodeURIComponent(new URL(url).password);
+      if (password !== '') found.push(password);
+    } catch {
+      // Not a URL the schema would accept; nothing to register.
+    }
+  }
+  if (typeof target !== 'string') {
+    if (target.password !== undefined) found.push(target.password);
+    if (target.sentinelPassword !== undefined) found.push(target.sentinelPassword);
+  }
+  return found;
+}

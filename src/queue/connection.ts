@@ -5,6 +5,8 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 
 import { DEFAULT_REDIS_URL, type RedisConfig } from '../config/redis-options.js';
+
+export { redisSecrets } from '../config/redis-options.js';
 import { redactText } from '../secrets.js';
 
 /** The queues storesync uses. */
@@ -91,25 +93,6 @@ export function describeRedis(target: RedisTarget): string {
   if (target.cluster !== undefined) return `cluster ${nodes(target.cluster)}`;
   if (target.sentinels !== undefined) return `sentinel ${target.name ?? ''}@${nodes(target.sentinels)}`;
   return redactText(target.url ?? DEFAULT_REDIS_URL);
-}
-
-/** The passwords a connection uses, to register as secrets (redacted from every log line and error). */
-export function redisSecrets(target: RedisTarget): string[] {
-  const found: string[] = [];
-  const url = typeof target === 'string' ? target : target.url;
-  if (url !== undefined) {
-    try {
-      const password = decodeURIComponent(new URL(url).password);
-      if (password !== '') found.push(password);
-    } catch {
-      // Not a URL the schema would accept; nothing to register.
-    }
-  }
-  if (typeof target !== 'string') {
-    if (target.password !== undefined) found.push(target.password);
-    if (target.sentinelPassword !== undefined) found.push(target.sentinelPassword);
-  }
-  return found;
 }
 
 /** Key of storesync's own state (cursors, pending changes, acknowledged values) under the prefix. */

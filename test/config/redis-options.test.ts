@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { ConfigError } from '../../src/errors.js';
 import { describeRedis, redisSecrets } from '../../src/queue/connection.js';
+import { redactText } from '../../src/secrets.js';
 
 function problemsOf(overrides: Record<string, unknown>, env: Record<string, string> = {}): readonly string[] {
   try {
@@ -32,6 +33,8 @@ describe('redis config', () => {
     expect(redis.url).toBeUndefined();
     expect(describeRedis(redis)).toBe('sentinel main@10.0.0.1:26379,10.0.0.2:26379');
     expect(redisSecrets(redis).sort()).toEqual(['data-pw-1', 's3ntinel-pw']);
+    // Registered as secrets by loadConfig itself: redacted from any log line or error of any command.
+    expect(redactText('auth data-pw-1 / s3ntinel-pw')).toBe('auth [redacted] / [redacted]');
   });
 
   it('refuses two of url, sentinels and cluster at once, naming each (the CLI exits 78 on a ConfigError)', () => {
