@@ -2,6 +2,9 @@
  * Redis connections and the queue names. BullMQ needs `maxRetriesPerRequest: null` on connections used
  * by workers (blocking commands); the same settings suit queues, so there is one factory.
  */
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 
 import { DEFAULT_REDIS_URL, type RedisConfig } from '../config/redis-options.js';
@@ -46,10 +49,11 @@ export function createRedis(target: RedisTarget, options: RedisOptions = {}): Re
     ...options,
   };
   if (typeof target === 'string') return new Redis(target, base);
+  const tls = tlsOptions(target.tls);
   const auth: RedisOptions = {
     ...(target.username === undefined ? {} : { username: target.username }),
     ...(target.password === undefined ? {} : { password: target.password }),
-    ...(target.tls ? { tls: {} } : {}),
+    ...(tls === undefined ? {} : { tls }),
   };
   if (target.cluster !== undefined) {
     const { retryStrategy, enableOfflineQueue, lazyConnect, ...redisOptions } = { ...base, ...auth };
@@ -77,13 +81,28 @@ export function createRedis(target: RedisTarget, options: RedisOptions = {}): Re
       sentinels: target.sentinels.map((node) => ({ ...node })),
       name: target.name as string,
       ...(target.sentinelPassword === undefined ? {} : { sentinelPassword: target.sentinelPassword }),
-      ...(target.tls ? { enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
+      ...(tls === undefined ? {} : { enableTLSForSentinelMode: true, sentinelTLS: tls }),
       sentinelRetryStrategy: (times) => Math.min(times * 200, maxDelay),
       // Subscribe to the sentinels' +switch-master: reconnect to the new master at once, not on the next error.
       failoverDetector: true,
     });
   }
   return new Redis(target.url ?? DEFAULT_REDIS_URL, { ...base, ...auth });
+}
+
+/** Node TLS options for `redis.tls`; the CA file is read here, its path named if it cannot be. */
+function tlsOptions(tls: RedisConfig['tls']): ConnectionOptions | undefined {
+  if (tls === false) return undefined;
+  if (tls === true) return {};
+  let ca: string | undefined;
+  if (tls.caFile !== undefined) {
+    try {
+      ca = readFileSync(tls.caFile, 'utf8');
+    } catch (error) {
+      throw new Error(`redis.tls.caFile: cannot read ${tls.caFile} (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
+    }
+  }
+  return { rejectUnauthorized: tls.rejectUnauthorized, ...(ca === undefined ? {} : { ca }) };
 }
 
 /** The connection's settings as a log line may show them: hosts and ports, never a password. */
