@@ -64,6 +64,12 @@ describe('redis config', () => {
     expect(problems).toContainEqual(expect.stringMatching(/redis\.sentinalPassword.*sentinelPassword/));
   });
 
+  it('takes tls as true or an object with a CA file, and names a mistyped key in it', () => {
+    expect(loadConfig({ env: {}, overrides: { redis: { cluster, prefix: '{s}', tls: true } } }).redis.tls).toBe(true);
+    expect(loadConfig({ env: {}, overrides: { redis: { tls: { caFile: '/etc/ca.pem' } } } }).redis.tls).toEqual({ caFile: '/etc/ca.pem', rejectUnauthorized: true });
+    expect(problemsOf({ redis: { tls: { caFil: '/etc/ca.pem' } } })).toContainEqual(expect.stringMatching(/redis\.tls\.caFil.*caFile/));
+  });
+
   it('describes a url without its password', () => {
     expect(describeRedis('redis://:hunter22@10.0.0.1:6379/0')).not.toContain('hunter22');
     expect(redisSecrets('redis://:hunter22@10.0.0.1:6379/0')).toEqual(['hunter22']);
