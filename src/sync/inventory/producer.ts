@@ -17,10 +17,10 @@ import { pollChangeSource, type PollOptions } from '../poll-source.js';
 import { enqueueSkus } from './enqueue.js';
 import { localFieldIssues, storeFields } from './published-stock.js';
 import type { InventoryRuntime } from './runtime.js';
-import { codeIssues, type PriceList, priceListOf, splitByTarget, targetKey } from './target-key.js';
+import { codeIssues, type PriceList, priceListOf, splitByTarget, targetKey, targetLabel } from './target-key.js';
 import type { PendingEntry, PollReport } from './types.js';
 
-/** A record ready to merge (one part per target it names), or the reason it is refused. */
+/** A record ready to merge (one part per target it names; `sku` names the record's target), or the reason it is refused. */
 type Checked = { sku: string; targets: Array<{ sku: string; entries: Record<string, PendingEntry> }> } | { reject: FailedEntry; issues: ValidationIssue[] };
 
 /** Polls `source` until it returns a short batch (bounded); returns what was read, refused and queued. */
@@ -69,7 +69,7 @@ async function queueBatch(
   const rejects: Array<{ reject: FailedEntry; issues: ValidationIssue[] }> = [];
   const delivered: DeliveredRecord[] = [];
   for (const record of batch.records) {
-    const identity = window && deliveredIdentity(record);
+    const identity = window && deliveredIdentity(record, rt.config.inventory.priceLists);
     if (identity) {
       // Re-read inside the overlap window and already merged and queued: nothing to do again.
       if (window?.has(identity)) continue;
@@ -99,10 +99,10 @@ async function queueBatch(
 }
 
 /** The identity a window remembers a record by; only timestamp cursors are re-read by an overlap. */
-function deliveredIdentity(record: SourceRecord): DeliveredRecord | undefined {
+function deliveredIdentity(record: SourceRecord, lists: readonly PriceList[]): DeliveredRecord | undefined {
   const version = isTimestampCursor(record.cursor) ? cursorToVersion(record.cursor) : null;
   // Two rows of one Code at one version (two sites, two price lists) are two records.
-  const key = targetKey(record);
+  const key = targetKey(record, lists);
   if (version === null || key === undefined) return undefined;
   return record.rowKey === undefined ? { key, version, fields: record.fields } : { key, version, fields: record.fields, rowKey: record.rowKey, cursor: record.cursor };
 }
@@ -129,7 +129,8 @@ function checkRecord(record: SourceRecord, source: string, readAt: number, obser
   if (code === undefined || found.length > 0) {
     // Refused whole: the fields the source already refused are part of the reason.
     const issues = [...(record.refused ?? []), ...found];
-    return { issues, reject: rejectEntry(code ?? record.ref, source, record.ref, record.fields, issues) };
+    // Named after its target (`SKU-1 (site 2)`): `inventory explain` finds it there.
+    return { issues, reject: rejectEntry(code === undefined ? record.ref : targetLabel(targetKey(record, lists) ?? code, lists), source, record.ref, record.fields, issues) };
   }
   const { cursor } = record;
   const cursorVersion = cursorToVersion(cursor);
@@ -151,7 +152,8 @@ function checkRecord(record: SourceRecord, source: string, readAt: number, obser
     }
     return { sku: key, entries };
   });
-  return { sku: code, targets };
+  // The label is needed only to name a partial refusal: the common path does not build it.
+  return { sku: record.refused ? targetLabel(targetKey(record, lists) ?? code, lists) : code, targets };
 }
 
 function rejectEntry(
