@@ -21,6 +21,8 @@ const CODES = ['TG-1', 'TG-2'];
 /** ERPNext's `tabItem Price`: one row per item and price list. */
 const PRICES_SQL = `SELECT item_code AS Code, price_list AS PriceListCode, price_list_rate AS Price, modified AS \`cursor\`
   FROM \`tabItem Price\` WHERE :cursor IS NULL OR modified > :cursor ORDER BY modified, name LIMIT :limit`;
+/** The same table read whole, by the snapshot diff. */
+const PRICES_SNAPSHOT_SQL = 'SELECT item_code AS Code, price_list AS PriceListCode, price_list_rate AS Price FROM `tabItem Price`';
 /** Stock per site: one row per item and site. */
 const SITES_SQL = `SELECT code AS Code, site_id AS SiteId, qty AS Stock, modified AS \`cursor\`
   FROM site_stock WHERE :cursor IS NULL OR modified > :cursor ORDER BY modified, code, site_id LIMIT :limit`;
@@ -44,7 +46,8 @@ describe.each(READINGS)('targets, simulator with $name', ({ sim: simOptions }) =
     await scratch.db.query('CREATE TABLE site_stock (code varchar(140) NOT NULL, site_id int NOT NULL, qty int NOT NULL, modified datetime(6) NOT NULL, PRIMARY KEY (code, site_id))');
     h = await createHarness(CODES.map((Code) => ({ Code, Stock: 0, Price: 1 })), simOptions);
     const source = (name: string, changes: string) => ({ name, kind: 'sql', url: scratch.url, timeZone: 'UTC', schedule: NEVER, changes });
-    scenario = await startScenario(h, { inventory: { priceLists: LISTS, sources: [source('prices', PRICES_SQL), source('sites', SITES_SQL)] } });
+    const snapshotSource = { name: 'price-snapshot', kind: 'sql', url: scratch.url, timeZone: 'UTC', snapshot: PRICES_SNAPSHOT_SQL, diff: { schedule: NEVER } };
+    scenario = await startScenario(h, { inventory: { priceLists: LISTS, sources: [source('prices', PRICES_SQL), source('sites', SITES_SQL), snapshotSource] } });
   });
 
   afterEach(async () => {
@@ -100,6 +103,25 @@ describe.each(READINGS)('targets, simulator with $name', ({ sim: simOptions }) =
     await expect(explainSku(deps, 'TG-1', { priceList: 'Outlet' })).rejects.toThrow(/--price-list.*Outlet.*inventory\.priceLists \(1:Standard Selling, 2:Wholesale\)/);
   });
 
+  it('diffs a snapshot of two price lists per target; a list row gone takes no stock; the reconcile leaves list prices alone', async () => {
+    for (const code of CODES) {
+      await setPrice(code, 'Standard Selling', 100);
+      await setPrice(code, 'Wholesale', 80);
+    }
+    expect((await scenario.diff('price-snapshot')).queued).toBe(4);
+    expect(h.sim.writes).toHaveLength(4);
+    await setPrice('TG-2', 'Wholesale', 70);
+    expect(await scenario.diff('price-snapshot')).toMatchObject({ changed: 1, queued: 1 });
+    expect(h.sim.writes.slice(4).map((w) => ({ code: w.code, ...w.fields }))).toEqual([{ code: 'TG-2', PriceListId: 2, PriceListCode: 'Wholesale', Price: 70 }]);
+    // The Wholesale row of TG-1 deleted: that target vanished, and nothing is written (prices cannot be unset).
+    await scratch.db.query('DELETE FROM `tabItem Price` WHERE name = :name', { name: 'PRICE-TG-1-Wholesale' });
+    expect(await scenario.diff('price-snapshot')).toMatchObject({ vanished: 1, queued: 0 });
+    expect(h.sim.writes).toHaveLength(5);
+    const report = await scenario.reconcile({ source: 'price-snapshot' });
+    expect(report.perField).toEqual({});
+    expect(h.sim.writes).toHaveLength(5);
+  });
+
   it('gives each site its own stock from records with SiteId, one PUT per site', async () => {
     await setStock('TG-1', 1, 7);
     await setStock('TG-1', 2, 3);
@@ -121,6 +143,12 @@ describe.each(READINGS)('targets, simulator with $name', ({ sim: simOptions }) =
     const deps = h.deps({ inventory: { priceLists: LISTS } });
     expect(await explainSku(deps, 'TG-1', { siteId: 2 })).toMatchObject({ target: 'TG-1 (site 2)', siteId: 2, published: { value: 1 }, store: { acknowledged: { Stock: 1 } } });
     expect(await explainSku(deps, 'TG-1', { siteId: 1 })).toMatchObject({ target: 'TG-1 (site 1)', published: { value: 7 } });
+
+    // A refused row is the target's: explained with its site, not with the other.
+    await setStock('TG-1', 2, -4);
+    expect((await scenario.poll('sites')).rejected).toBe(1);
+    expect((await explainSku(deps, 'TG-1', { siteId: 2 })).rejects).toEqual([expect.objectContaining({ reason: expect.stringMatching(/Stock/) })]);
+    expect((await explainSku(deps, 'TG-1', { siteId: 1 })).rejects).toEqual([]);
   });
 
   it('refuses a record naming a price list not configured, naming the record, field, value and rule', async () => {
