@@ -4,8 +4,11 @@
  * on real MariaDB, Redis and the simulator over HTTP in both of its readings (one record per Code, and
  * items per site with price lists of their own); `explain` per target; a list not configured refused.
  */
+import { join } from 'node:path';
+
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
+import { loadConfig, packageRoot } from '../../../src/config/load.js';
 import { explainSku } from '../../../src/sync/inventory/explain.js';
 import { mariaScratch } from '../../erp/databases.js';
 import { createErpnextShape } from '../../erp/erp-shapes.js';
@@ -18,11 +21,11 @@ const LISTS = [
 ];
 const CODES = ['TG-1', 'TG-2'];
 
-/** ERPNext's `tabItem Price`: one row per item and price list. */
-const PRICES_SQL = `SELECT item_code AS Code, price_list AS PriceListCode, price_list_rate AS Price, modified AS \`cursor\`
+/** ERPNext's `tabItem Price`, one row per item and price list: the `prices` source of config/examples/price-lists.yaml. */
+const PRICES = loadConfig({ configFile: join(packageRoot(), 'config', 'examples', 'price-lists.yaml'), env: {} }).inventory.sources.find((source) => source.name === 'prices');
+/** Every row of `tabItem Price`, whatever its list. */
+const ANY_LIST_SQL = `SELECT item_code AS Code, price_list AS PriceListCode, price_list_rate AS Price, modified AS \`cursor\`
   FROM \`tabItem Price\` WHERE :cursor IS NULL OR modified > :cursor ORDER BY modified, name LIMIT :limit`;
-/** The same table read whole, by the snapshot diff. */
-const PRICES_SNAPSHOT_SQL = 'SELECT item_code AS Code, price_list AS PriceListCode, price_list_rate AS Price FROM `tabItem Price`';
 /** Stock per site: one row per item and site. */
 const SITES_SQL = `SELECT code AS Code, site_id AS SiteId, qty AS Stock, modified AS \`cursor\`
   FROM site_stock WHERE :cursor IS NULL OR modified > :cursor ORDER BY modified, code, site_id LIMIT :limit`;
@@ -46,8 +49,8 @@ describe.each(READINGS)('targets, simulator with $name', ({ sim: simOptions }) =
     await scratch.db.query('CREATE TABLE site_stock (code varchar(140) NOT NULL, site_id int NOT NULL, qty int NOT NULL, modified datetime(6) NOT NULL, PRIMARY KEY (code, site_id))');
     h = await createHarness(CODES.map((Code) => ({ Code, Stock: 0, Price: 1 })), simOptions);
     const source = (name: string, changes: string) => ({ name, kind: 'sql', url: scratch.url, timeZone: 'UTC', schedule: NEVER, changes });
-    const snapshotSource = { name: 'price-snapshot', kind: 'sql', url: scratch.url, timeZone: 'UTC', snapshot: PRICES_SNAPSHOT_SQL, diff: { schedule: NEVER } };
-    scenario = await startScenario(h, { inventory: { priceLists: LISTS, sources: [source('prices', PRICES_SQL), source('sites', SITES_SQL), snapshotSource] } });
+    const prices = { ...PRICES, url: scratch.url, timeZone: 'UTC', schedule: NEVER, diff: { schedule: NEVER } };
+    scenario = await startScenario(h, { inventory: { priceLists: LISTS, sources: [prices, source('sites', SITES_SQL), source('any-list', ANY_LIST_SQL)] } });
   });
 
   afterEach(async () => {
@@ -108,16 +111,16 @@ describe.each(READINGS)('targets, simulator with $name', ({ sim: simOptions }) =
       await setPrice(code, 'Standard Selling', 100);
       await setPrice(code, 'Wholesale', 80);
     }
-    expect((await scenario.diff('price-snapshot')).queued).toBe(4);
+    expect((await scenario.diff('prices')).queued).toBe(4);
     expect(h.sim.writes).toHaveLength(4);
     await setPrice('TG-2', 'Wholesale', 70);
-    expect(await scenario.diff('price-snapshot')).toMatchObject({ changed: 1, queued: 1 });
+    expect(await scenario.diff('prices')).toMatchObject({ changed: 1, queued: 1 });
     expect(h.sim.writes.slice(4).map((w) => ({ code: w.code, ...w.fields }))).toEqual([{ code: 'TG-2', PriceListId: 2, PriceListCode: 'Wholesale', Price: 70 }]);
     // The Wholesale row of TG-1 deleted: that target vanished, and nothing is written (prices cannot be unset).
     await scratch.db.query('DELETE FROM `tabItem Price` WHERE name = :name', { name: 'PRICE-TG-1-Wholesale' });
-    expect(await scenario.diff('price-snapshot')).toMatchObject({ vanished: 1, queued: 0 });
+    expect(await scenario.diff('prices')).toMatchObject({ vanished: 1, queued: 0 });
     expect(h.sim.writes).toHaveLength(5);
-    const report = await scenario.reconcile({ source: 'price-snapshot' });
+    const report = await scenario.reconcile({ source: 'prices' });
     expect(report.perField).toEqual({});
     expect(h.sim.writes).toHaveLength(5);
   });
@@ -155,7 +158,7 @@ describe.each(READINGS)('targets, simulator with $name', ({ sim: simOptions }) =
     const refused: string[] = [];
     scenario.flow.events.on('inventory:record:refused', ({ reason }) => refused.push(reason));
     await setPrice('TG-2', 'Outlet', 50);
-    const report = await scenario.poll('prices');
+    const report = await scenario.poll('any-list');
     expect(report.rejected).toBe(1);
     expect(h.sim.writes).toHaveLength(0);
     expect(refused).toEqual([expect.stringMatching(/TG-2.*PriceListCode.*Outlet.*a price list of inventory\.priceLists \(1:Standard Selling, 2:Wholesale\)/)]);
