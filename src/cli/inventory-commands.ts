@@ -47,13 +47,15 @@ export function registerInventoryCommands(program: Command, ctx: CliContext): vo
     .command('explain')
     .argument('<sku>', 'the SKU (Code)')
     .description('why the store shows what it shows: ERP values, reservations, safety stock, the published figure, jobs (reads only)')
-    .option('--site <n>', 'list the reservations of this site only')
+    .option('--site <n>', 'the target on this site (default: the SKU\'s default target); lists the reservations of this site only')
+    .option('--price-list <list>', 'the target of this price list, by id or code (inventory.priceLists; default: the store\'s default list)')
     .option('--json', 'print the explanation as JSON')
-    .action(async (sku: string, options: { site?: string; json?: boolean }) => {
+    .action(async (sku: string, options: { site?: string; priceList?: string; json?: boolean }) => {
       const values = new OptionValues();
       const siteId = values.int('--site', options.site, 'positive integer');
       values.check('inventory explain');
-      const explanation = await withFlowDeps(ctx, (deps) => explainSku(deps, sku, siteId === undefined ? {} : { siteId }));
+      const target = { ...(siteId === undefined ? {} : { siteId }), ...(options.priceList === undefined ? {} : { priceList: options.priceList }) };
+      const explanation = await withFlowDeps(ctx, (deps) => explainSku(deps, sku, target));
       if (options.json) printResult(ctx.io, explanation, true);
       else ctx.io.stdout.write(`${describeExplanation(explanation)}\n`);
     });
@@ -61,7 +63,7 @@ export function registerInventoryCommands(program: Command, ctx: CliContext): vo
 
 /** The human-readable explanation. */
 export function describeExplanation(e: SkuExplanation): string {
-  const lines = [`SKU ${e.sku}${e.siteId === null ? '' : ` (reservations of site ${e.siteId})`}`];
+  const lines = [`SKU ${e.target}${e.siteId === null ? '' : ` (reservations of site ${e.siteId})`}`];
   lines.push('', 'ERP values:', e.erp.length === 0 ? '  none received' : formatTable(e.erp as unknown as Array<Record<string, unknown>>));
   lines.push('', `Reservations (version ${e.reservationVersion}):`);
   lines.push(e.reservations.length === 0 ? '  none' : formatTable(e.reservations as unknown as Array<Record<string, unknown>>, ['siteId', 'saleId', 'quantity', 'since', 'state', 'bookedAt', 'appliesToFigure']));

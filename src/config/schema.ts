@@ -7,6 +7,7 @@ import { z } from 'zod';
 
 import { checkDiffSources, snapshotDiffOptions } from './diff-options.js';
 import { stockRounding, timeZone } from './erp-source-options.js';
+import { priceListsOption } from './price-list-options.js';
 import { redisSchema } from './redis-options.js';
 
 const cron = z.string().min(1).describe('a node-cron expression, seconds allowed: "*/30 * * * * *"');
@@ -255,6 +256,7 @@ export const configSchema = z.object({
           orphansMaxFraction: z.number().min(0).max(1).default(0.05),
         })
         .prefault({}),
+      priceLists: priceListsOption,
       /** Units kept off the store per SKU; a record's `SafetyStock` column overrides it. */
       safetyStock: nonNegativeInt.default(0),
       reservations: z

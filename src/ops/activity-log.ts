@@ -11,6 +11,7 @@
 import type { TypedEmitter } from '../events.js';
 import type { Logger } from '../log.js';
 import type { FulfillmentEvents } from '../sync/fulfillment/index.js';
+import { targetLabel } from '../sync/inventory/target-key.js';
 import type { InventoryEvents } from '../sync/inventory/types.js';
 import type { SalesEvents } from '../sync/sales/index.js';
 
@@ -107,8 +108,10 @@ export class ActivityLog {
       else if (outcome === 'isolated') counts.isolated += 1;
       else if (outcome === 'failed' || outcome === 'rejected') {
         counts.failed += 1;
-        const why = namingSubject(reason ?? 'no reason given', `SKU ${sku}`);
-        this.#limited('inventory:job:failed', () => this.#logger.warn({ sku, outcome }, `inventory job failed for good: ${why}`));
+        // A target other than a Code's default one, as people read it: `SKU-1 (site 2, price list 7)`.
+        const target = targetLabel(sku);
+        const why = namingSubject(reason ?? 'no reason given', `SKU ${target}`);
+        this.#limited('inventory:job:failed', () => this.#logger.warn({ sku: target, outcome }, `inventory job failed for good: ${why}`));
       }
     });
   }

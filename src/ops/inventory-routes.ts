@@ -8,14 +8,14 @@
 import type { FastifyInstance } from 'fastify';
 
 import { didYouMean } from '../config/did-you-mean.js';
-import { ConfigError, type ValidationIssue } from '../errors.js';
+import { ConfigError, ValidationError, type ValidationIssue } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ConfirmReport, ProcessedOutcome, SkuExplanation } from '../sync/inventory/index.js';
 import { audit } from './audit.js';
 
 /** What the routes call. */
 export interface InventoryRoutesOptions {
-  explain(sku: string, options: { siteId?: number }): Promise<SkuExplanation>;
+  explain(sku: string, options: { siteId?: number; priceList?: string }): Promise<SkuExplanation>;
   markProcessed(request: { siteId: number; saleIds: number[]; bookedAt?: number }): Promise<ProcessedOutcome[]>;
   /** Applies the vanished.action of `source` to what its mass guard holds. */
   confirmVanished(source: string): Promise<ConfirmReport>;
@@ -27,7 +27,7 @@ export interface InventoryRoutesOptions {
 /** The fields of a `POST /admin/sales/processed` body. */
 const PROCESSED_FIELDS = ['siteId', 'saleIds', 'bookedAt'];
 /** The query parameters of `GET /admin/inventory/{sku}`. */
-const EXPLAIN_QUERY = ['site'];
+const EXPLAIN_QUERY = ['site', 'priceList'];
 
 const isPositiveInt = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value > 0;
 
@@ -50,7 +50,7 @@ export function parseProcessedBody(body: unknown, defaultSiteId: number | null):
 export function registerInventoryRoutes(app: FastifyInstance, options: InventoryRoutesOptions): void {
   app.get('/inventory/:sku', async (request, reply) => {
     const { sku } = request.params as { sku: string };
-    const { site, ...unknown } = request.query as Record<string, string | undefined>;
+    const { site, priceList, ...unknown } = request.query as Record<string, string | undefined>;
     const extra = Object.keys(unknown);
     if (extra.length > 0) {
       const issues = extra.map((field) => ({ field, rule: `not a known query parameter${didYouMean(field, EXPLAIN_QUERY)}` }));
@@ -60,7 +60,13 @@ export function registerInventoryRoutes(app: FastifyInstance, options: Inventory
     if (siteId !== undefined && !isPositiveInt(siteId)) {
       return reply.code(400).send({ error: `query parameter site must be a positive integer (got ${site})`, issues: [{ field: 'site', rule: 'a positive integer' }] });
     }
-    return reply.send(await options.explain(sku, siteId === undefined ? {} : { siteId }));
+    try {
+      return reply.send(await options.explain(sku, { ...(siteId === undefined ? {} : { siteId }), ...(priceList === undefined ? {} : { priceList }) }));
+    } catch (error) {
+      // A price list not configured.
+      if (error instanceof ValidationError) return reply.code(400).send({ error: error.message, issues: error.issues });
+      throw error;
+    }
   });
 
   app.post('/sales/processed', async (request, reply) => {

@@ -90,6 +90,16 @@ describe('storesync resync inventory', () => {
     expect(stderr).toMatch(/\r\[#+\] 100% 3\/3\n$/);
   });
 
+  it('explains one target: --site of a site no record names shows the default target; a --price-list not configured is refused', async () => {
+    // C-2's Stock 5 was queued (pending) by the resync above; its default target has it.
+    const run = await cli(['--config', configFile, 'inventory', 'explain', 'C-2', '--site', '3', '--json']);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ sku: 'C-2', target: 'C-2', siteId: 3, priceListId: null, erp: [expect.objectContaining({ field: 'Stock', value: 5, pending: true })] });
+    const refused = await cli(['--config', configFile, 'inventory', 'explain', 'C-1', '--price-list', 'WHOLESALE']);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/--price-list.*WHOLESALE.*inventory\.priceLists \(none configured\)/);
+  });
+
   it('exits with the configuration code for an unknown source', async () => {
     const run = await cli(['--config', configFile, 'resync', 'inventory', '--source', 'nope', '--dry-run']);
     expect(run.code).toBe(78);

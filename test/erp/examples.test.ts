@@ -38,6 +38,7 @@ describe('example configs', () => {
       ['odoo.yaml', 'sql'],
       ['erpnext.yaml', 'sql'],
       ['no-change-column.yaml', 'sql'],
+      ['price-lists.yaml', 'sql'],
     ] as const) {
       const config = example(file);
       const source = config.inventory.sources[0];

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Config } from '../../src/config/schema.js';
+import { ValidationError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import { Readiness } from '../../src/ops/health.js';
@@ -12,6 +13,7 @@ const TOKEN = 'tok-typos-0123456789';
 const headers = { authorization: `Bearer ${TOKEN}` };
 let app: FastifyInstance;
 const queued: unknown[] = [];
+const explained: Array<{ siteId?: number; priceList?: string }> = [];
 
 beforeAll(async () => {
   app = await buildHttpServer({
@@ -22,7 +24,11 @@ beforeAll(async () => {
     queues: [],
     control: { queueName: 'control', enqueue: async (data) => String(queued.push(data)) },
     inventory: {
-      explain: async (sku) => ({ sku }) as unknown as SkuExplanation,
+      explain: async (sku, options) => {
+        explained.push(options);
+        if (options.priceList === 'NOPE') throw new ValidationError([{ field: '--price-list', value: 'NOPE', rule: 'the id or code of a price list of inventory.priceLists (1:RETAIL)' }], 'inventory explain');
+        return { sku } as unknown as SkuExplanation;
+      },
       markProcessed: async () => [],
       confirmVanished: async (source) => ({ source, confirmed: 0, sample: [] }),
       defaultSiteId: 1,
@@ -66,5 +72,15 @@ describe('a mistyped key in an admin request', () => {
     expect(answer.statusCode).toBe(400);
     expect(answer.json()).toMatchObject({ issues: [{ field: 'siteId', rule: 'not a known query parameter (did you mean "site"?)' }] });
     expect((await app.inject({ method: 'GET', url: '/admin/inventory/A-1?site=2', headers })).statusCode).toBe(200);
+  });
+
+  it('explains the target of ?site=&priceList=, and answers 400 naming a price list not configured', async () => {
+    explained.length = 0;
+    expect((await app.inject({ method: 'GET', url: '/admin/inventory/A-1?site=2&priceList=RETAIL', headers })).statusCode).toBe(200);
+    expect(explained).toEqual([{ siteId: 2, priceList: 'RETAIL' }]);
+    const answer = await app.inject({ method: 'GET', url: '/admin/inventory/A-1?priceList=NOPE', headers });
+    expect(answer.statusCode).toBe(400);
+    expect(answer.json()).toMatchObject({ issues: [{ field: '--price-list', value: 'NOPE' }] });
+    expect((answer.json() as { error: string }).error).toMatch(/NOPE.*1:RETAIL/);
   });
 });

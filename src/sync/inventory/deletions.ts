@@ -44,7 +44,7 @@ export async function pollDeletions(rt: InventoryRuntime, source: ChangeSource, 
         // The newest deletion of each SKU in the batch.
         const byKey = new Map<string, Vanishing>();
         for (const record of batch.records) {
-          const key = targetKey(record);
+          const key = targetKey(record, rt.config.inventory.priceLists);
           if (key === undefined) continue;
           const version = cursorToVersion(record.cursor) ?? undefined;
           const known = byKey.get(key);

@@ -14,6 +14,7 @@
  */
 import type { Queue } from 'bullmq';
 
+import { targetLabel } from './target-key.js';
 import type { InventoryJobData } from './types.js';
 
 /** Job priorities, most urgent first. */
@@ -94,7 +95,9 @@ export function batchSizeFor(count: number, options: Pick<EnqueueOptions, 'batch
   return Math.max(1, Math.min(batchSize, Math.ceil(count / spread)));
 }
 
-/** `SKU-1` for a job of one SKU, `SKU-1 +49` for a batch of fifty. */
+/** `SKU-1` for a job of one SKU, `SKU-1 +49` for a batch of fifty; a target as `SKU-1 (site 2, price list 5)`. */
 export function jobName(skus: readonly string[]): string {
-  return skus.length === 1 ? (skus[0] ?? '') : `${skus[0] ?? ''} +${skus.length - 1}`;
+  const first = skus[0] ?? '';
+  const name = first.includes('\u001f') || first.includes('\u001e') ? targetLabel(first) : first;
+  return skus.length === 1 ? name : `${name} +${skus.length - 1}`;
 }

@@ -8,13 +8,14 @@
 import { type Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 
+import { ValidationError } from '../../errors.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
 import { DiffState } from './diff-state.js';
 import { appliesTo, newestEntry, planStock, RESERVATION_MOVES_FIELD, RESERVATION_VERSION_FIELD, SAFETY_FIELD, safetyStockOf } from './published-stock.js';
 import { parseSkuReservations } from './reservations.js';
-import { ACKED_AT_FIELD, InventoryState } from './state.js';
-import { targetLabel } from './target-key.js';
+import { ACKED_AT_FIELD, InventoryState, type SkuState } from './state.js';
+import { keyOf, type PriceList, targetLabel } from './target-key.js';
 import { type InventoryJobData, jobSkus, type PendingEntry } from './types.js';
 
 /** Jobs of each state looked through for the SKU's (the most recent first). */
@@ -47,8 +48,12 @@ export interface ExplainedJob {
 /** The answer. */
 export interface SkuExplanation {
   sku: string;
-  /** Reservations listed for this site only (the published figure counts every site's). */
+  /** The target explained, as people read it: `SKU-1`, `SKU-1 (site 2, price list WHOLESALE)`. */
+  target: string;
+  /** The target's site, and reservations listed for this site only (the published figure counts every site's). */
   siteId: number | null;
+  /** The target's price list (id); null: the default list. */
+  priceListId: number | null;
   erp: ExplainedField[];
   reservations: Array<{ siteId: number; saleId: number; quantity: number; since: string; state: 'open' | 'booked'; bookedAt?: string; appliesToFigure: boolean }>;
   reservationVersion: number;
@@ -80,19 +85,43 @@ export interface ExplainedVanished {
 
 const iso = (ms: number | undefined): string => new Date(ms ?? 0).toISOString();
 
-/** Explains a SKU with its own read-only connection; see the module comment. */
-export async function explainSku(deps: FlowDeps, sku: string, options: { siteId?: number } = {}): Promise<SkuExplanation> {
+/** Which target of the SKU to explain: its site and price list (by id or code); none: the default target. */
+export interface ExplainOptions {
+  siteId?: number;
+  priceList?: string;
+}
+
+/** Explains a SKU's target with its own read-only connection; see the module comment. */
+export async function explainSku(deps: FlowDeps, sku: string, options: ExplainOptions = {}): Promise<SkuExplanation> {
+  const priceListId = resolvePriceList(deps.config.inventory.priceLists, options.priceList);
   const redis = deps.connect();
   try {
-    return await explainWith(redis, deps, sku, options);
+    return await explainWith(redis, deps, sku, { ...options, ...(priceListId === undefined ? {} : { priceListId }) });
   } finally {
     await redis.quit().catch(() => redis.disconnect());
   }
 }
 
-async function explainWith(redis: Redis, deps: FlowDeps, sku: string, options: { siteId?: number }): Promise<SkuExplanation> {
+/** The id of the price list named by `named` (its code, or its id), or a ValidationError naming the lists. */
+export function resolvePriceList(lists: readonly PriceList[], named: string | undefined): number | undefined {
+  if (named === undefined) return undefined;
+  const found = lists.find((list) => list.code === named) ?? lists.find((list) => String(list.id) === named);
+  if (found) return found.id;
+  const known = lists.length === 0 ? 'none configured' : lists.map((list) => `${list.id}:${list.code}`).join(', ');
+  throw new ValidationError([{ field: '--price-list', value: named, rule: `the id or code of a price list of inventory.priceLists (${known})` }], 'inventory explain');
+}
+
+async function explainWith(redis: Redis, deps: FlowDeps, sku: string, options: { siteId?: number; priceListId?: number }): Promise<SkuExplanation> {
   const { config } = deps;
-  const state = await new InventoryState(redis, config.redis.prefix).read(sku);
+  const inventoryState = new InventoryState(redis, config.redis.prefix);
+  let key = keyOf({ code: sku, ...(options.siteId === undefined ? {} : { siteId: options.siteId }), ...(options.priceListId === undefined ? {} : { priceListId: options.priceListId }) });
+  let state = await inventoryState.read(key);
+  // A site no record names is the default target's (records without SiteId go to store.siteId).
+  if (options.siteId !== undefined && options.priceListId === undefined && isEmpty(state)) {
+    const fallback = await inventoryState.read(sku);
+    if (!isEmpty(fallback)) [key, state] = [sku, fallback];
+  }
+  const target = targetLabel(key, config.inventory.priceLists);
   const reservations = parseSkuReservations(state.reservations);
   const figure = newestEntry(state.erp.get('Stock'), state.pending.get('Stock')?.entry);
   const safetyEntry = state.erp.get(SAFETY_FIELD);
@@ -115,7 +144,9 @@ async function explainWith(redis: Redis, deps: FlowDeps, sku: string, options: {
   const { [ACKED_AT_FIELD]: ackedAt, ...acknowledged } = Object.fromEntries(state.acked);
   return {
     sku,
+    target,
     siteId: options.siteId ?? null,
+    priceListId: options.priceListId ?? null,
     erp,
     reservations: reservations.entries
       .filter((r) => options.siteId === undefined || r.siteId === options.siteId)
@@ -145,8 +176,8 @@ async function explainWith(redis: Redis, deps: FlowDeps, sku: string, options: {
       versions: Object.fromEntries([...state.applied].filter(([field]) => field !== RESERVATION_VERSION_FIELD && field !== RESERVATION_MOVES_FIELD)),
     },
     nextStockWrite: typeof plan.send?.entry.value === 'number' ? plan.send.entry.value : null,
-    jobs: await skuJobs(redis, config.redis.prefix, sku),
-    rejects: await skuRejects(redis, config.redis.prefix, sku),
+    jobs: await skuJobs(redis, config.redis.prefix, key),
+    rejects: await skuRejects(redis, config.redis.prefix, target),
     vanished: await skuVanished(redis, deps, sku),
   };
 }
@@ -201,12 +232,17 @@ async function skuJobs(redis: Redis, prefix: string, sku: string): Promise<Expla
 }
 
 /** Refused ERP rows of the SKU among the most recent. */
-async function skuRejects(redis: Redis, prefix: string, sku: string): Promise<Array<{ id: string; reason: string; at: string }>> {
+async function skuRejects(redis: Redis, prefix: string, label: string): Promise<Array<{ id: string; reason: string; at: string }>> {
   const queue = readOnlyQueue(redis, prefix, QUEUE_NAMES.inventoryRejects);
   try {
     const failed = await queue.getFailed(0, JOB_SCAN - 1);
-    return failed.filter((job) => job.name === `reject:${sku}`).map((job) => ({ id: String(job.id), reason: job.failedReason, at: iso(job.finishedOn ?? job.timestamp) }));
+    return failed.filter((job) => job.name === `reject:${label}`).map((job) => ({ id: String(job.id), reason: job.failedReason, at: iso(job.finishedOn ?? job.timestamp) }));
   } finally {
     await queue.close();
   }
+}
+
+/** True when nothing was ever recorded for the target. */
+function isEmpty(state: SkuState): boolean {
+  return state.pending.size === 0 && state.erp.size === 0 && state.applied.size === 0 && state.acked.size === 0;
 }

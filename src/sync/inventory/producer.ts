@@ -17,10 +17,11 @@ import { pollChangeSource, type PollOptions } from '../poll-source.js';
 import { enqueueSkus } from './enqueue.js';
 import { localFieldIssues, storeFields } from './published-stock.js';
 import type { InventoryRuntime } from './runtime.js';
+import { codeIssues, type PriceList, priceListOf, splitByTarget, targetKey, targetLabel } from './target-key.js';
 import type { PendingEntry, PollReport } from './types.js';
 
-/** A record ready to merge, or the reason it is refused. */
-type Checked = { sku: string; entries: Record<string, PendingEntry> } | { reject: FailedEntry; issues: ValidationIssue[] };
+/** A record ready to merge (one part per target it names; `sku` names the record's target), or the reason it is refused. */
+type Checked = { sku: string; targets: Array<{ sku: string; entries: Record<string, PendingEntry> }> } | { reject: FailedEntry; issues: ValidationIssue[] };
 
 /** Polls `source` until it returns a short batch (bounded); returns what was read, refused and queued. */
 export async function pollSource(
@@ -68,13 +69,13 @@ async function queueBatch(
   const rejects: Array<{ reject: FailedEntry; issues: ValidationIssue[] }> = [];
   const delivered: DeliveredRecord[] = [];
   for (const record of batch.records) {
-    const identity = window && deliveredIdentity(record);
+    const identity = window && deliveredIdentity(record, rt.config.inventory.priceLists);
     if (identity) {
       // Re-read inside the overlap window and already merged and queued: nothing to do again.
       if (window?.has(identity)) continue;
       delivered.push(identity);
     }
-    const checked = checkRecord(record, source, readAt, observedAt);
+    const checked = checkRecord(record, source, readAt, observedAt, rt.config.inventory.priceLists);
     if ('reject' in checked) {
       rejects.push(checked);
       continue;
@@ -82,7 +83,7 @@ async function queueBatch(
     // Fields the source refused (a fractional Stock under stockRounding: reject): the row counts as
     // refused, and its other fields still flow.
     if (record.refused) rejects.push({ issues: record.refused, reject: rejectEntry(checked.sku, source, record.ref, record.fields, record.refused) });
-    if (Object.keys(checked.entries).length > 0) good.push(checked);
+    for (const target of checked.targets) if (Object.keys(target.entries).length > 0) good.push(target);
   }
   for (const record of batch.rejected) {
     const name = record.issues[0]?.record ?? record.ref;
@@ -98,49 +99,61 @@ async function queueBatch(
 }
 
 /** The identity a window remembers a record by; only timestamp cursors are re-read by an overlap. */
-function deliveredIdentity(record: SourceRecord): DeliveredRecord | undefined {
+function deliveredIdentity(record: SourceRecord, lists: readonly PriceList[]): DeliveredRecord | undefined {
   const version = isTimestampCursor(record.cursor) ? cursorToVersion(record.cursor) : null;
-  const key = record.fields.Code;
-  if (version === null || typeof key !== 'string') return undefined;
+  // Two rows of one Code at one version (two sites, two price lists) are two records.
+  const key = targetKey(record, lists);
+  if (version === null || key === undefined) return undefined;
   return record.rowKey === undefined ? { key, version, fields: record.fields } : { key, version, fields: record.fields, rowKey: record.rowKey, cursor: record.cursor };
 }
 
-/** Why the store would refuse a record's values (each issue names the SKU, field, value and rule); empty when it may be queued. */
-export function inventoryRecordIssues(record: SourceRecord): ValidationIssue[] {
+/**
+ * Why the store would refuse a record's values, or its target is not one of the store's (a price list
+ * not in `lists`); each issue names the SKU, field, value and rule. Empty when it may be queued.
+ */
+export function inventoryRecordIssues(record: SourceRecord, lists: readonly PriceList[] = []): ValidationIssue[] {
   const code = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
   // SafetyStock is storesync's own field: the store never sees it, storesync checks it.
   const issues = [...validateInventoryUpdate({ InternalId: 0, ...storeFields(record.fields) }, code ?? record.ref), ...localFieldIssues(record, code)];
+  if (code !== undefined) issues.push(...codeIssues(code, `SKU ${code}`));
+  const list = priceListOf(record.fields, lists, code === undefined ? record.ref : `SKU ${code}`);
+  if (list !== undefined && !('id' in list)) issues.push(list);
   if (code === undefined && issues.length === 0) return [{ record: record.ref, field: 'Code', value: record.fields.Code, rule: 'required' }];
   return issues;
 }
 
 /** Validates a record as the store would and turns its fields into pending entries. */
-function checkRecord(record: SourceRecord, source: string, readAt: number, observedAt: number): Checked {
+function checkRecord(record: SourceRecord, source: string, readAt: number, observedAt: number, lists: readonly PriceList[]): Checked {
   const code = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
-  const found = inventoryRecordIssues(record);
+  const found = inventoryRecordIssues(record, lists);
   if (code === undefined || found.length > 0) {
     // Refused whole: the fields the source already refused are part of the reason.
     const issues = [...(record.refused ?? []), ...found];
-    return { issues, reject: rejectEntry(code ?? record.ref, source, record.ref, record.fields, issues) };
+    // Named after its target (`SKU-1 (site 2)`): `inventory explain` finds it there.
+    return { issues, reject: rejectEntry(code === undefined ? record.ref : targetLabel(targetKey(record, lists) ?? code, lists), source, record.ref, record.fields, issues) };
   }
   const { cursor } = record;
   const cursorVersion = cursorToVersion(cursor);
   const changedAt = isTimestampCursor(cursor) && cursorVersion !== null ? cursorVersion : undefined;
-  const entries: Record<string, PendingEntry> = {};
-  for (const [field, value] of Object.entries(record.fields)) {
-    if (field === 'Code') continue;
-    entries[field] = {
-      value,
-      // A cursor without an order (opaque text, none) is versioned by when it was read.
-      version: cursorVersion ?? readAt,
-      at: readAt,
-      source,
-      observedAt,
-      ...(cursor === null ? {} : { cursor }),
-      ...(changedAt === undefined ? {} : { changedAt }),
-    };
-  }
-  return { sku: code, entries };
+  const targets = splitByTarget(code, record.fields, lists).map(({ key, fields }) => {
+    const entries: Record<string, PendingEntry> = {};
+    for (const [field, value] of Object.entries(fields)) {
+      if (field === 'Code') continue;
+      entries[field] = {
+        value,
+        // A cursor without an order (opaque text, none) is versioned by when it was read.
+        version: cursorVersion ?? readAt,
+        at: readAt,
+        source,
+        observedAt,
+        ...(cursor === null ? {} : { cursor }),
+        ...(changedAt === undefined ? {} : { changedAt }),
+      };
+    }
+    return { sku: key, entries };
+  });
+  // The label is needed only to name a partial refusal: the common path does not build it.
+  return { sku: record.refused ? targetLabel(targetKey(record, lists) ?? code, lists) : code, targets };
 }
 
 function rejectEntry(

@@ -8,6 +8,7 @@ import { sameValue } from './compare.js';
 import { PRIORITY } from './enqueue.js';
 import type { ErpSnapshot } from './erp-snapshot.js';
 import { LOCAL_FIELDS } from './published-stock.js';
+import { PRICE_FIELDS, TARGET_FIELDS } from './target-key.js';
 import type { FieldDifference, ReconcileReport } from './types.js';
 
 /** The fields a reconcile compares: what an ERP may provide for the store, except the key. */
@@ -47,8 +48,11 @@ export function diffRecord(
   sampleSize: number,
 ): string[] {
   const changed: string[] = [];
+  // A row of a price list: the store was read for its default list, so the list's prices are not compared.
+  const listed = snapshot.value(row, 'PriceListCode') != null || snapshot.value(row, 'PriceListId') != null;
   for (const field of snapshot.fieldNames(row)) {
     if (LOCAL_FIELDS.has(field) || isOpaque(item, field)) continue;
+    if (listed && (PRICE_FIELDS.has(field) || TARGET_FIELDS.has(field))) continue;
     const erp = field === 'Stock' ? stock : snapshot.value(row, field);
     const store = storeValue(item, field);
     if (sameValue(erp, store)) continue;

@@ -3,11 +3,12 @@
  * and their SKUs queued with the priority of the fix.
  */
 import type { SourceRecord } from '../../erp/types.js';
-import { enqueueSkus } from './enqueue.js';
+import { enqueueSkus, PRIORITY } from './enqueue.js';
 import type { ErpSnapshot } from './erp-snapshot.js';
 import { LOCAL_FIELDS, storeFields } from './published-stock.js';
 import type { InventoryRuntime } from './runtime.js';
-import { snapshotEntries } from './snapshot-entries.js';
+import { snapshotEntries, targetRows } from './snapshot-entries.js';
+import { codeOf } from './target-key.js';
 
 /** A SKU's fields to queue, from one source's record. */
 export interface QueueItem {
@@ -40,10 +41,13 @@ export function queueItem(erp: ErpSnapshot, row: number, sku: string, fields: st
 /** Merges the chosen fields as forced pending values (versioned as `snapshotEntries` says) and queues their SKUs. */
 export async function queueForced(rt: InventoryRuntime, toQueue: readonly QueueItem[], priorities: ReadonlyMap<string, number>): Promise<number> {
   if (toQueue.length === 0) return 0;
-  await rt.state.merge(await snapshotEntries(rt.state, toQueue, rt.now(), { force: true }));
+  const rows = targetRows(toQueue, rt.config.inventory.priceLists);
+  await rt.state.merge(await snapshotEntries(rt.state, rows, rt.now(), { force: true }));
+  // Priorities are per Code: a site's or a price list's target takes its Code's.
+  const byTarget = rows.some(({ sku }) => !priorities.has(sku)) ? new Map(rows.map(({ sku }) => [sku, priorities.get(sku) ?? priorities.get(codeOf(sku)) ?? PRIORITY.other])) : priorities;
   return enqueueSkus(
     rt.queue,
-    toQueue.map(({ sku }) => sku),
-    { force: true, priorities },
+    rows.map(({ sku }) => sku),
+    { force: true, priorities: byTarget },
   );
 }

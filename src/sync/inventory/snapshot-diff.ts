@@ -24,8 +24,8 @@ import { ErpSnapshot } from './erp-snapshot.js';
 import { exceedsMassGuard } from './mass-guard.js';
 import { inventoryRecordIssues } from './producer.js';
 import type { InventoryRuntime } from './runtime.js';
-import { snapshotEntries, type SnapshotRow } from './snapshot-entries.js';
-import { targetKey, targetLabel, targetParts } from './target-key.js';
+import { snapshotEntries, type SnapshotRow,targetRows } from './snapshot-entries.js';
+import { type PriceList, targetKey, targetLabel, targetParts } from './target-key.js';
 import type { DiffReport } from './types.js';
 import { vanish, type VanishedAction } from './vanished.js';
 
@@ -64,7 +64,7 @@ export async function diffSource(rt: InventoryRuntime, source: ChangeSource, opt
   const observedAt = rt.now();
   const unseen = await diffState.fingerprints(source.name);
   const previous = unseen.size;
-  const snapshot = await readSnapshot(source, unseen, options.signal);
+  const snapshot = await readSnapshot(source, unseen, options.signal, rt.config.inventory.priceLists);
   const report: DiffReport = { source: source.name, read: snapshot.read, previous, changed: snapshot.fingerprints.size, queued: 0, vanished: 0, held: 0, refused: snapshot.refused, deleted: 0 };
   if (snapshot.refused > 0) {
     rt.logger.warn({ source: source.name, refused: snapshot.refused, sample: snapshot.refusedSample }, `snapshot diff of ${source.name}: ${snapshot.refused} row(s) refused; their SKUs are kept as they were`);
@@ -81,7 +81,7 @@ export async function diffSource(rt: InventoryRuntime, source: ChangeSource, opt
     report.held = gone.length;
     await diffState.replaceHeld(source.name, gone, { at });
     rt.logger.error(
-      { source: source.name, held: gone.length, previous, maxFraction, sample: gone.slice(0, 10).map(targetLabel) },
+      { source: source.name, held: gone.length, previous, maxFraction, sample: gone.slice(0, 10).map((key) => targetLabel(key)) },
       `snapshot diff of ${source.name}: ${gone.length} of ${previous} SKUs vanished at once (more than ${maxFraction * 100}%): none is ${action === 'zero' ? 'zeroed' : 'unpublished'}; ` +
         `check the source, then \`storesync inventory vanished --source ${source.name} --confirm\` applies it`,
     );
@@ -101,7 +101,7 @@ export async function diffSource(rt: InventoryRuntime, source: ChangeSource, opt
  * twice counts as changed the second time (queued again, which changes nothing). Throws (comparing
  * nothing) when the read fails.
  */
-async function readSnapshot(source: ChangeSource, unseen: Map<string, string>, signal: AbortSignal | undefined): Promise<SnapshotRead> {
+async function readSnapshot(source: ChangeSource, unseen: Map<string, string>, signal: AbortSignal | undefined, lists: readonly PriceList[]): Promise<SnapshotRead> {
   const out: SnapshotRead = { read: 0, changed: new ErpSnapshot(), fingerprints: new Map(), kept: new Set(), refused: 0, refusedSample: [] };
   const refuse = (code: string | undefined, reason: string): void => {
     out.refused++;
@@ -117,8 +117,8 @@ async function readSnapshot(source: ChangeSource, unseen: Map<string, string>, s
     }
     for (const record of chunk) {
       out.read++;
-      const key = targetKey(record);
-      const issues = inventoryRecordIssues(record);
+      const key = targetKey(record, lists);
+      const issues = inventoryRecordIssues(record, lists);
       if (key === undefined || issues.length > 0) {
         refuse(typeof record.fields.Code === 'string' ? record.fields.Code : undefined, `${record.ref}: ${issues.map(formatIssue).join('; ')}`);
         continue;
@@ -151,7 +151,7 @@ async function queueChanged(rt: InventoryRuntime, diffState: DiffState, source: 
   for (const [sku, first] of changed.skus()) {
     for (let row: number | undefined = first; row !== undefined; row = changed.next(row)) {
       const values = changed.fields(row);
-      rows.push({ key: targetKey({ fields: { ...values, Code: sku } })!, source, cursor: changed.cursor(row), sku, values, fields: Object.keys(values) });
+      rows.push({ key: targetKey({ fields: { ...values, Code: sku } }, rt.config.inventory.priceLists)!, source, cursor: changed.cursor(row), sku, values, fields: Object.keys(values) });
     }
   }
   let queued = 0;
@@ -176,10 +176,11 @@ async function queueChanged(rt: InventoryRuntime, diffState: DiffState, source: 
       return true;
     });
     if (toQueue.length > 0) {
-      const priorities = await rt.state.merge(await snapshotEntries(rt.state, toQueue, at, { resend: true }, observedAt));
+      const rows = targetRows(toQueue, rt.config.inventory.priceLists);
+      const priorities = await rt.state.merge(await snapshotEntries(rt.state, rows, at, { resend: true }, observedAt));
       queued += await enqueueSkus(
         rt.queue,
-        toQueue.map(({ sku }) => sku),
+        rows.map(({ sku }) => sku),
         { priorities, batchSize: rt.config.inventory.batchSize, spread: rt.config.inventory.concurrency },
       );
     }

@@ -1,12 +1,13 @@
 /**
- * The inventory flow's state in Redis, per SKU:
+ * The inventory flow's state in Redis, per target (`{sku}` is the target's key, target-key.ts: the bare
+ * Code for the default target, so state of releases before targets is the default target's):
  * - `inv:pending:{sku}`  field → JSON PendingEntry: values read from the ERP, not yet on the store;
  * - `inv:applied:{sku}`  field → version: the newest version the store has taken (or already had);
  * - `inv:acked:{sku}`    field → JSON value: what the store last acknowledged, for change detection;
  * - `inv:lock:{sku}`     a short write lock, so that two jobs never PUT one SKU at once;
  * - `inv:erp:{sku}`      field → JSON PendingEntry: the newest value the ERP gave (kept once sent): the
  *   published stock is computed from it, and `inventory explain` shows it;
- * - `inv:res:{sku}`      the SKU's reservations (`reservations.ts`), read here with the rest;
+ * - `inv:res:{code}`     the Code's reservations (`reservations.ts`, shared by its targets), read here with the rest;
  * and per source `inv:cursor:{source}` → JSON cursor (`cursors`, a SourceCursors).
  *
  * The scripts that merge, settle and lock (`state-scripts.ts`) make each of these steps atomic across
@@ -17,6 +18,7 @@ import type { ChainableCommander, Redis } from 'ioredis';
 import { stateKey } from '../../queue/connection.js';
 import { SourceCursors } from '../drain-source.js';
 import { defineInventoryScripts, type ScriptCommands } from './state-scripts.js';
+import { codeOf } from './target-key.js';
 import type { PendingEntry } from './types.js';
 
 /** The per-SKU keys. */
@@ -76,8 +78,9 @@ export class InventoryState {
     this.#scripts = defineInventoryScripts(redis);
   }
 
+  /** A target's key of `kind`; the reservations are per Code, shared by the Code's targets. */
   #key(kind: StateKind, sku: string): string {
-    return stateKey(this.#prefix, 'inv', kind, sku);
+    return stateKey(this.#prefix, 'inv', kind, kind === 'res' ? codeOf(sku) : sku);
   }
 
   /**

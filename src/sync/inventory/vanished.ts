@@ -27,10 +27,10 @@ export interface Vanishing {
 
 /** What vanishing a target writes: nothing for `keep`. */
 function vanishRow(source: string, { key, cursor }: Vanishing, action: VanishedAction): SnapshotRow | undefined {
-  if (action === 'keep') return undefined;
-  const { code, siteId } = targetParts(key);
-  const values: Record<string, unknown> = { Stock: 0, ...(action === 'unpublish' ? { Published: false } : {}), ...(siteId === undefined ? {} : { SiteId: siteId }) };
-  return { source, cursor: cursor ?? null, sku: code, values, fields: Object.keys(values) };
+  // A price list's row gone takes no stock away (the item's stock is its site's target's).
+  if (action === 'keep' || targetParts(key).priceListId !== undefined) return undefined;
+  const values: Record<string, unknown> = { Stock: 0, ...(action === 'unpublish' ? { Published: false } : {}) };
+  return { source, cursor: cursor ?? null, sku: key, values, fields: Object.keys(values) };
 }
 
 /** Options of `vanish`. */
@@ -94,7 +94,7 @@ export async function confirmHeld(rt: InventoryRuntime, source: string, action: 
   await diffState.releaseHeld(source, keys);
   rt.metrics.vanishedHeld.set({ source }, await diffState.heldCount(source));
   rt.events.emit('inventory:vanished:confirmed', { source, skus: keys.length });
-  return { source, confirmed: keys.length, sample: keys.slice(0, 20).map(targetLabel) };
+  return { source, confirmed: keys.length, sample: keys.slice(0, 20).map((key) => targetLabel(key)) };
 }
 
 /** What the mass guard holds for a source (`storesync inventory vanished --source NAME`). */
@@ -126,7 +126,7 @@ export async function heldOf(deps: FlowDeps, source: string, sampleSize = 50): P
   try {
     const held = await new DiffState(redis, deps.config.redis.prefix).held(source);
     const since = Math.min(...[...held.values()].map(({ at }) => at));
-    return { source, action, held: held.size, since: held.size === 0 ? null : new Date(since).toISOString(), sample: [...held.keys()].slice(0, sampleSize).map(targetLabel) };
+    return { source, action, held: held.size, since: held.size === 0 ? null : new Date(since).toISOString(), sample: [...held.keys()].slice(0, sampleSize).map((key) => targetLabel(key)) };
   } finally {
     await redis.quit().catch(() => redis.disconnect());
   }

@@ -38,6 +38,7 @@ import type { Reservation } from './reservations.js';
 import type { InventoryRuntime } from './runtime.js';
 import type { PendingRead, Settlement, SkuState } from './state.js';
 import { StoreSlots } from './store-slots.js';
+import { codeOf, targetBody, targetLabel } from './target-key.js';
 import { type InventoryJobData, type JobOutcome,jobSkus } from './types.js';
 
 /** What a job returns (shown in the dashboard): a job of one SKU says what it sent, a batch counts. */
@@ -174,13 +175,15 @@ async function runSku(ctx: JobContext, sku: string, state: SkuState | undefined)
   const { send, settled, onApplied, passed } = plan(rt, state, job.data.force === true);
   const fields = [...send.keys()];
   const run = { sku, fields, settlements: [...settled] };
-  // Booked reservations the ERP figure has passed apply to no figure from now on.
-  await rt.reservations.prune(sku, passed);
+  // Booked reservations the ERP figure has passed apply to no figure from now on (they are per Code).
+  await rt.reservations.prune(codeOf(sku), passed);
   if (send.size === 0) return { ...run, outcome: 'skipped' };
 
   // Values come from Redis as JSON; the store client's validation (before anything is sent) decides
-  // whether they may be sent.
-  const item = { InternalId: 0, Code: sku, ...Object.fromEntries([...send].map(([f, r]) => [f, r.entry.value])) } as InventoryUpdateInput;
+  // whether they may be sent. The target names itself: Code, and SiteId and the price list if any.
+  const lists = rt.config.inventory.priceLists;
+  const label = targetLabel(sku, lists);
+  const item = { InternalId: 0, ...Object.fromEntries([...send].map(([f, r]) => [f, r.entry.value])), ...targetBody(sku, lists) } as InventoryUpdateInput;
   try {
     const created = await ctx.slots.run(ctx.priority, () => {
       // The store asked to slow down or refused the credentials, or the process is shutting down, while
@@ -196,7 +199,7 @@ async function runSku(ctx: JobContext, sku: string, state: SkuState | undefined)
   } catch (error) {
     if (error instanceof ShutdownError) return { ...run, outcome: 'deferred' };
     if (error instanceof ValidationError) {
-      const issues = error.issues.map((issue) => ({ ...issue, record: `SKU ${sku}` }));
+      const issues = error.issues.map((issue) => ({ ...issue, record: `SKU ${label}` }));
       // In a batch the SKU's own job refuses it (and records the refusal where an admin sees it).
       if (!alone) return { ...run, outcome: 'isolated', reason: issues.map(formatIssue).join('; '), permanent: true };
       return { ...run, outcome: 'rejected', reason: await reject(rt, sku, send, issues, run.settlements), permanent: true };
@@ -210,12 +213,12 @@ async function runSku(ctx: JobContext, sku: string, state: SkuState | undefined)
       return { ...run, outcome: 'rate_limited', reason: error.message, error };
     }
     if (error instanceof StoreNotFoundError) {
-      const reason = `SKU ${sku}: not found on the store (404); set inventory.createMissing to create unknown items`;
+      const reason = `SKU ${label}: not found on the store (404); set inventory.createMissing to create unknown items`;
       return { ...run, outcome: alone ? 'failed' : 'isolated', reason, error, permanent: true };
     }
     const reason = error instanceof Error ? error.message : String(error);
     if (error instanceof StoreSyncError && !error.retryable) {
-      return { ...run, outcome: alone ? 'failed' : 'isolated', reason: `SKU ${sku}: ${reason}`, error, permanent: true };
+      return { ...run, outcome: alone ? 'failed' : 'isolated', reason: `SKU ${label}: ${reason}`, error, permanent: true };
     }
     if (!alone) return { ...run, outcome: 'isolated', reason, error };
     return { ...run, outcome: willRetry(job, error) ? 'retried' : 'failed', reason, error };

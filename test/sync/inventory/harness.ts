@@ -13,7 +13,7 @@ import { describeUnknownKey, findUnknownKeys } from '../../../src/config/unknown
 import { silentLogger } from '../../../src/log.js';
 import { Metrics } from '../../../src/metrics.js';
 import { createRedis } from '../../../src/queue/connection.js';
-import { type ItemInput, type Simulator, startSimulator } from '../../../src/simulator/index.js';
+import { type ItemInput, type Simulator, type SimulatorOptions, startSimulator } from '../../../src/simulator/index.js';
 import { StoreClient } from '../../../src/store/client.js';
 import type { FlowDeps } from '../../../src/sync/flow.js';
 import { enqueueSkus } from '../../../src/sync/inventory/enqueue.js';
@@ -34,10 +34,13 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** Starts a simulator holding `items` (or that many seeded items) and prepares dependencies under a fresh prefix. */
-export async function createHarness(items: number | readonly ItemInput[]): Promise<Harness> {
+/**
+ * Starts a simulator holding `items` (or that many seeded items), with `simOptions` (its readings of
+ * sites and price lists), and prepares dependencies under a fresh prefix.
+ */
+export async function createHarness(items: number | readonly ItemInput[], simOptions: Pick<SimulatorOptions, 'itemsPerSite' | 'priceLists'> = {}): Promise<Harness> {
   const prefix = `test-${randomUUID()}`;
-  const sim = await startSimulator({ port: 0, items, sales: 0, users: 0, clients: 0 });
+  const sim = await startSimulator({ port: 0, items, sales: 0, users: 0, clients: 0, ...simOptions });
   const connections: Redis[] = [];
   const stores: StoreClient[] = [];
   const admin = createRedis(REDIS_URL);

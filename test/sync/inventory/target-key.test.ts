@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 
 import { fingerprint } from '../../../src/sync/inventory/diff-state.js';
-import { targetKey, targetLabel, targetParts } from '../../../src/sync/inventory/target-key.js';
+import { jobName } from '../../../src/sync/inventory/enqueue.js';
+import { keyOf, priceListOf, splitByTarget, targetBody, targetKey, targetLabel, targetParts } from '../../../src/sync/inventory/target-key.js';
+
+const LISTS = [
+  { id: 1, code: 'RETAIL' },
+  { id: 7, code: 'WHOLESALE' },
+];
 
 describe('targetKey', () => {
   it('is the Code, plus the SiteId when the record names one, and splits back', () => {
@@ -12,6 +18,34 @@ describe('targetKey', () => {
     expect(targetParts('A-1')).toEqual({ code: 'A-1' });
     expect(targetLabel(key!)).toBe('A-1 (site 2)');
     expect(targetKey({ fields: { Stock: 1 } })).toBeUndefined();
+  });
+
+  it('keys the default target as the bare Code (the key before targets), and a price list by its id whichever way the record names it', () => {
+    expect(keyOf({ code: 'A-1' })).toBe('A-1');
+    const byCode = targetKey({ fields: { Code: 'A-1', SiteId: 2, PriceListCode: 'WHOLESALE', Price: 3 } }, LISTS);
+    expect(byCode).toBe(targetKey({ fields: { Code: 'A-1', SiteId: 2, PriceListId: 7 } }, LISTS));
+    expect(targetParts(byCode!)).toEqual({ code: 'A-1', siteId: 2, priceListId: 7 });
+    expect(targetParts(keyOf({ code: 'A-1', priceListId: 1 }))).toEqual({ code: 'A-1', priceListId: 1 });
+    expect(targetLabel(byCode!, LISTS)).toBe('A-1 (site 2, price list WHOLESALE)');
+    expect(jobName([byCode!])).toBe('A-1 (site 2, price list 7)');
+    expect(targetBody(byCode!, LISTS)).toEqual({ Code: 'A-1', SiteId: 2, PriceListId: 7, PriceListCode: 'WHOLESALE' });
+  });
+
+  it('splits a record: prices to its price list, the other fields to (Code, SiteId); the naming fields to neither', () => {
+    const fields = { Code: 'A-1', SiteId: 2, PriceListCode: 'RETAIL', Price: 9, OfferPrice: 8, Stock: 4 };
+    expect(splitByTarget('A-1', fields, LISTS)).toEqual([
+      { key: keyOf({ code: 'A-1', siteId: 2 }), fields: { Code: 'A-1', Stock: 4 } },
+      { key: keyOf({ code: 'A-1', siteId: 2, priceListId: 1 }), fields: { Price: 9, OfferPrice: 8 } },
+    ]);
+    // No site, no list: the record as it is, one target (the default one).
+    const plain = { Code: 'A-1', Stock: 4, Price: 9 };
+    expect(splitByTarget('A-1', plain, LISTS)).toEqual([{ key: 'A-1', fields: plain }]);
+  });
+
+  it('refuses a price list not configured, and a code and an id that disagree, naming field, value and rule', () => {
+    expect(priceListOf({ PriceListCode: 'OUTLET' }, LISTS, 'SKU A-1')).toEqual({ record: 'SKU A-1', field: 'PriceListCode', value: 'OUTLET', rule: 'a price list of inventory.priceLists (1:RETAIL, 7:WHOLESALE)' });
+    expect(priceListOf({ PriceListCode: 'RETAIL', PriceListId: 7 }, LISTS)).toMatchObject({ field: 'PriceListId', value: 7, rule: 'the id of PriceListCode RETAIL (1)' });
+    expect(priceListOf({ Stock: 1 }, LISTS)).toBeUndefined();
   });
 });
 
