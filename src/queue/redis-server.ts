@@ -24,6 +24,8 @@ export interface RedisServerOptions {
   args?: readonly string[];
   /** Time allowed to each start until the server answers PING. @defaultValue 20000 */
   startTimeoutMs?: number;
+  /** `requirepass` (and `masterauth`, for a replica) on the server; the URL carries it. */
+  password?: string;
 }
 
 /** A running (or killed) server of one's own. */
@@ -118,11 +120,13 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--logfile', logFile,
     '--save', '', '--daemonize', 'no', '--maxmemory-policy', 'noeviction',
     ...(options.aof ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
+    ...(options.password === undefined ? [] : ['--requirepass', options.password, '--masterauth', options.password]),
     ...(options.args ?? []),
   ];
+  const auth = options.password === undefined ? '' : `:${encodeURIComponent(options.password)}@`;
 
   const launch = async (): Promise<void> => {
-    const url = `redis://127.0.0.1:${port}/0`;
+    const url = `redis://${auth}127.0.0.1:${port}/0`;
     const running = spawn(binary, args(), { stdio: ['ignore', 'ignore', 'pipe'] });
     child = running;
     let stderr = '';
@@ -185,7 +189,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
 
   return {
     port,
-    url: `redis://127.0.0.1:${port}/0`,
+    url: `redis://${auth}127.0.0.1:${port}/0`,
     dir,
     binary,
     start: launch,
