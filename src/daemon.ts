@@ -16,7 +16,8 @@ import { DASHBOARD_PATH, type HttpServer, startHttpServer } from './ops/http-ser
 import { collectQueueDepth } from './ops/queue-depth.js';
 import { checkEvictionPolicy, RedisMonitor } from './ops/redis-monitor.js';
 import { WorkerWatchdog } from './ops/worker-watchdog.js';
-import { createRedis, QUEUE_NAMES } from './queue/connection.js';
+import { createRedis, describeRedis, QUEUE_NAMES, redisSecrets } from './queue/connection.js';
+import { MasterWatch } from './queue/master-watch.js';
 import { redactText, registerSecret } from './secrets.js';
 import { StoreClient } from './store/client.js';
 import { storeLoginGate } from './store/redis-login-gate.js';
@@ -57,6 +58,8 @@ export interface Daemon {
   readonly sales: SalesFlow;
   readonly fulfillment: FulfillmentFlow;
   readonly watchdog: WorkerWatchdog;
+  /** Notices a new Redis master behind the connections (counted in storesync_redis_failovers_total). */
+  readonly masterWatch: MasterWatch;
   /** Stops everything; resolves when all is closed. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -67,17 +70,23 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
   const { role } = options;
   const logger = deps.logger.child({ component: 'daemon' });
   const metrics = deps.metrics ?? new Metrics();
-  registerSecret(redisPassword(config.redis.url));
+  for (const secret of redisSecrets(config.redis)) registerSecret(secret);
 
   const monitor = new RedisMonitor(logger);
   const watchdog = new WorkerWatchdog({ logger });
+  const masterWatch = new MasterWatch(config.redis.prefix);
+  masterWatch.onFailover(({ from, to }) => {
+    metrics.redisFailovers.inc();
+    logger.warn({ fromRunId: from.runId, toRunId: to.runId, fromReplId: from.replId, toReplId: to.replId }, 'Redis master changed (failover or restart)');
+  });
   const connections = new Set<Redis>();
   const connect = (): Redis => {
-    const connection = createRedis(config.redis.url);
+    const connection = createRedis(config.redis);
     connections.add(connection);
     connection.once('end', () => connections.delete(connection));
     monitor.track(connection);
     watchdog.watchConnection(connection);
+    masterWatch.track(connection);
     return connection;
   };
   const ownStore = deps.store === undefined;
@@ -99,8 +108,13 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
       ...(loginGate ? { loginGate } : {}),
     });
   // Health checks must fail fast while Redis is down instead of queueing the PING until it is back.
-  const health = createRedis(config.redis.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  const health = createRedis(config.redis, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   monitor.track(health);
+  masterWatch.track(health);
+  // storesync_redis_up follows the health connection: it does not queue, so it is down as soon as Redis is.
+  metrics.redisUp.set(0);
+  health.on('ready', () => metrics.redisUp.set(1));
+  for (const event of ['close', 'reconnecting', 'end']) health.on(event, () => metrics.redisUp.set(0));
   health.once('ready', () => void checkEvictionPolicy(health, logger));
 
   const flowDeps: FlowDeps = {
@@ -109,6 +123,7 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
     store,
     logger: deps.logger,
     metrics,
+    masterWatch,
     ...(deps.now ? { now: deps.now } : {}),
     ...(deps.instance ? { instance: deps.instance } : {}),
   };
@@ -170,7 +185,7 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
         role,
         http: http.url,
         dashboard: `${http.url}${DASHBOARD_PATH}`,
-        redis: redactText(config.redis.url),
+        redis: describeRedis(config.redis),
         prefix: config.redis.prefix,
         store: redactText(config.store.baseUrl),
         flows: flows.map((flow) => flow.name),
@@ -178,7 +193,7 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
       'storesync started',
     );
     const url = http.url;
-    return { role, url, metrics, store, flows, control, ...dataFlows, watchdog, close };
+    return { role, url, metrics, store, flows, control, ...dataFlows, watchdog, masterWatch, close };
   } catch (error) {
     await close().catch(() => undefined);
     throw error;
@@ -207,12 +222,4 @@ function uniqueQueues(flows: readonly Flow[]): Queue[] {
   const byName = new Map<string, Queue>();
   for (const flow of flows) for (const queue of flow.queues) if (!byName.has(queue.name)) byName.set(queue.name, queue);
   return [...byName.values()];
-}
-
-function redisPassword(url: string): string | undefined {
-  try {
-    return decodeURIComponent(new URL(url).password) || undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -173,6 +173,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** 1 while the process's Redis (the master, through Sentinel or Cluster) answers, 0 while it is unreachable. */
+  readonly redisUp = new Gauge({
+    name: `${PREFIX}redis_up`,
+    help: 'Whether Redis (the current master) is reachable: 1 up, 0 down.',
+    registers: [this.registry],
+  });
+
+  /** Times the connections found a different master behind them (a failover, or a restarted server). */
+  readonly redisFailovers = new Counter({
+    name: `${PREFIX}redis_failovers_total`,
+    help: 'Times storesync found a new Redis master (run_id or replication id changed): a failover or a restart.',
+    registers: [this.registry],
+  });
+
   /** Functions that refresh gauges read from elsewhere (queue depth from Redis) right before a scrape. */
   readonly #collectors = new Set<() => Promise<void>>();
 

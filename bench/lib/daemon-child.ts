@@ -42,7 +42,7 @@ const config = loadConfig({ env: {}, overrides });
 const logger = createLogger({ level: config.log.level, destination: process.stderr });
 const metrics = new Metrics({ defaultMetrics: false });
 const store = new StoreClient({ config: config.store, logger, metrics });
-const flow = await startInventoryFlow({ config, connect: () => createRedis(config.redis.url), store, logger, metrics }, { role });
+const flow = await startInventoryFlow({ config, connect: () => createRedis(config.redis), store, logger, metrics }, { role });
 
 /** Jobs finished (any outcome) since the last reset, and who waits for a count. */
 let done = 0;

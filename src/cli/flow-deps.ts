@@ -17,7 +17,7 @@ export async function withFlowDeps<T>(ctx: CliContext, action: (deps: FlowDeps) 
   const logger = ctx.logger();
   const connections: Redis[] = [];
   const connect = (): Redis => {
-    const connection = createRedis(config.redis.url);
+    const connection = createRedis(config.redis);
     connections.push(connection);
     return connection;
   };

@@ -14,7 +14,7 @@ import { FULFILLMENT_FIELDS, INVENTORY_FIELDS } from '../erp/fields.js';
 import { createSource, toCursor } from '../erp/index.js';
 import type { Cursor } from '../erp/types.js';
 import { ConfigError, ErpError, StoreSyncError } from '../errors.js';
-import { createRedis } from '../queue/connection.js';
+import { createRedis, describeRedis, type RedisTarget } from '../queue/connection.js';
 import { redactText } from '../secrets.js';
 import { previewSource, type SourceFlow, type SourcePreview, storedCursor } from '../sync/source-preview.js';
 import { type CliContext, formatTable } from './context.js';
@@ -116,7 +116,7 @@ async function testSources(
   // Redis is opened only to read stored cursors, and never written to.
   let redis: Redis | undefined;
   try {
-    if (options.fromCursor) redis = await openRedis(config.redis.url);
+    if (options.fromCursor) redis = await openRedis(config.redis);
     const results: SourceTestResult[] = [];
     const failures: unknown[] = [];
     for (const target of targets) {
@@ -147,8 +147,8 @@ async function testSources(
 }
 
 /** A connection for reading cursors, or a clear error (exit 1) when Redis does not answer. */
-async function openRedis(url: string): Promise<Redis> {
-  const redis = createRedis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+async function openRedis(target: RedisTarget): Promise<Redis> {
+  const redis = createRedis(target, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
   // connect() only says "Connection is closed"; the event carries the reason (ECONNREFUSED, …).
   let reason: unknown;
   redis.on('error', (error: unknown) => {
@@ -160,7 +160,7 @@ async function openRedis(url: string): Promise<Redis> {
   } catch (failure) {
     const error = reason ?? failure;
     redis.disconnect();
-    const where = url.replace(/\/\/[^@/]*@/, '//');
+    const where = describeRedis(typeof target === 'string' ? target.replace(/\/\/[^@/]*@/, '//') : target);
     throw new StoreSyncError('ERR_REDIS', `--from-cursor: cannot read the stored cursors, Redis at ${where} does not answer (${messageOf(error)})`, {
       cause: error,
       retryable: true,

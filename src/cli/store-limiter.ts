@@ -4,8 +4,7 @@
  * directly and must keep working while Redis is down (they are the repair tool): they share the budget
  * when Redis answers, and otherwise say on stderr that their few requests are not counted.
  */
-import { createRedis } from '../queue/connection.js';
-import { redactText } from '../secrets.js';
+import { createRedis, describeRedis } from '../queue/connection.js';
 import { storeRateLimiter } from '../store/redis-request-limiter.js';
 import type { RequestLimiter } from '../store/request-limiter.js';
 import type { CliContext } from './context.js';
@@ -20,7 +19,7 @@ export interface CliStoreLimiter {
 export async function openCliStoreLimiter(ctx: CliContext): Promise<CliStoreLimiter> {
   const config = ctx.config();
   if (config.store.rateLimit === null) return { close: () => undefined };
-  const redis = createRedis(config.redis.url, {
+  const redis = createRedis(config.redis, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -33,7 +32,7 @@ export async function openCliStoreLimiter(ctx: CliContext): Promise<CliStoreLimi
   } catch (error) {
     redis.disconnect();
     ctx.io.stderr.write(
-      `storesync: warning: Redis at ${redactText(config.redis.url)} does not answer (${(error as Error).message}); this command's store requests are not counted in store.rateLimit\n`,
+      `storesync: warning: Redis at ${describeRedis(config.redis)} does not answer (${(error as Error).message}); this command's store requests are not counted in store.rateLimit\n`,
     );
     return { close: () => undefined };
   }

@@ -7,6 +7,7 @@ import { z } from 'zod';
 
 import { checkDiffSources, snapshotDiffOptions } from './diff-options.js';
 import { stockRounding, timeZone } from './erp-source-options.js';
+import { redisSchema } from './redis-options.js';
 
 const cron = z.string().min(1).describe('a node-cron expression, seconds allowed: "*/30 * * * * *"');
 const positiveInt = z.number().int().positive();
@@ -185,14 +186,7 @@ export const storeSchema = z.object({
 
 export const configSchema = z.object({
   store: storeSchema.prefault({}),
-  redis: z
-    .object({
-      /** redis://host:port/db */
-      url: z.string().regex(/^rediss?:\/\//, 'a redis://host:port/db URL').default('redis://127.0.0.1:6379/0'),
-      /** Key prefix of every key storesync writes; use `{storesync}` on Redis Cluster. */
-      prefix: z.string().min(1).default('storesync'),
-    })
-    .prefault({}),
+  redis: redisSchema.prefault({}),
   log: z
     .object({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

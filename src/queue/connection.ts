@@ -2,7 +2,10 @@
  * Redis connections and the queue names. BullMQ needs `maxRetriesPerRequest: null` on connections used
  * by workers (blocking commands); the same settings suit queues, so there is one factory.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+
+import { DEFAULT_REDIS_URL, type RedisConfig } from '../config/redis-options.js';
+import { redactText } from '../secrets.js';
 
 /** The queues storesync uses. */
 export const QUEUE_NAMES = {
@@ -18,14 +21,95 @@ export const QUEUE_NAMES = {
 
 export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
 
-/** Opens a connection for BullMQ and for storesync's own keys; it reconnects forever with backoff. */
-export function createRedis(url: string, options: RedisOptions = {}): Redis {
-  return new Redis(url, {
+/** What a connection is opened to: the `redis` config block, or a bare URL (tests, the probe of a private server). */
+export type RedisTarget = string | Omit<RedisConfig, 'prefix'>;
+
+/** Longest pause between two reconnection attempts. */
+const MAX_RECONNECT_DELAY_MS = 5000;
+
+/**
+ * Opens a connection for BullMQ and for storesync's own keys; it reconnects forever with backoff. Every connection
+ * storesync opens goes through here, so all of them follow a Sentinel failover (ioredis asks the sentinels for the
+ * master on each reconnect and listens for `+switch-master`) or a Cluster's slot moves. A Cluster is returned typed
+ * as `Redis`: storesync only issues commands on keys under its hash-tagged prefix (one slot), which a Cluster client
+ * routes like a single server; BullMQ takes either.
+ */
+export function createRedis(target: RedisTarget, options: RedisOptions = {}): Redis {
+  const failoverTimeoutMs = typeof target === 'string' ? 30_000 : target.failoverTimeoutMs;
+  const maxDelay = Math.min(MAX_RECONNECT_DELAY_MS, Math.floor(failoverTimeoutMs / 6));
+  const base: RedisOptions = {
     maxRetriesPerRequest: null,
     enableReadyCheck: true,
-    retryStrategy: (times) => Math.min(times * 200, 5000),
+    retryStrategy: (times) => Math.min(times * 200, maxDelay),
     ...options,
-  });
+  };
+  if (typeof target === 'string') return new Redis(target, base);
+  const auth: RedisOptions = {
+    ...(target.username === undefined ? {} : { username: target.username }),
+    ...(target.password === undefined ? {} : { password: target.password }),
+    ...(target.tls ? { tls: {} } : {}),
+  };
+  if (target.cluster !== undefined) {
+    const { retryStrategy, enableOfflineQueue, lazyConnect, ...redisOptions } = { ...base, ...auth };
+    const cluster = new Cluster(
+      target.cluster.map((node) => ({ ...node })),
+      {
+        redisOptions,
+        clusterRetryStrategy: retryStrategy === null ? () => null : (times) => retryStrategy?.(times) ?? null,
+        enableReadyCheck: true,
+        ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+        ...(lazyConnect === undefined ? {} : { lazyConnect }),
+        // A master's failover moves its slots: keep retrying the command until the new owner answers.
+        retryDelayOnFailover: 200,
+        retryDelayOnClusterDown: 200,
+        retryDelayOnTryAgain: 200,
+        maxRedirections: 64,
+      },
+    );
+    return cluster as unknown as Redis;
+  }
+  if (target.sentinels !== undefined) {
+    return new Redis({
+      ...base,
+      ...auth,
+      sentinels: target.sentinels.map((node) => ({ ...node })),
+      name: target.name as string,
+      ...(target.sentinelPassword === undefined ? {} : { sentinelPassword: target.sentinelPassword }),
+      ...(target.tls ? { enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
+      sentinelRetryStrategy: (times) => Math.min(times * 200, maxDelay),
+      // Subscribe to the sentinels' +switch-master: reconnect to the new master at once, not on the next error.
+      failoverDetector: true,
+    });
+  }
+  return new Redis(target.url ?? DEFAULT_REDIS_URL, { ...base, ...auth });
+}
+
+/** The connection's settings as a log line may show them: hosts and ports, never a password. */
+export function describeRedis(target: RedisTarget): string {
+  if (typeof target === 'string') return redactText(target);
+  const nodes = (list: ReadonlyArray<{ host: string; port: number }>): string => list.map((node) => `${node.host}:${node.port}`).join(',');
+  if (target.cluster !== undefined) return `cluster ${nodes(target.cluster)}`;
+  if (target.sentinels !== undefined) return `sentinel ${target.name ?? ''}@${nodes(target.sentinels)}`;
+  return redactText(target.url ?? DEFAULT_REDIS_URL);
+}
+
+/** The passwords a connection uses, to register as secrets (redacted from every log line and error). */
+export function redisSecrets(target: RedisTarget): string[] {
+  const found: string[] = [];
+  const url = typeof target === 'string' ? target : target.url;
+  if (url !== undefined) {
+    try {
+      const password = decodeURIComponent(new URL(url).password);
+      if (password !== '') found.push(password);
+    } catch {
+      // Not a URL the schema would accept; nothing to register.
+    }
+  }
+  if (typeof target !== 'string') {
+    if (target.password !== undefined) found.push(target.password);
+    if (target.sentinelPassword !== undefined) found.push(target.sentinelPassword);
+  }
+  return found;
 }
 
 /** Key of storesync's own state (cursors, pending changes, acknowledged values) under the prefix. */

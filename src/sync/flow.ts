@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
+import type { MasterWatch } from '../queue/master-watch.js';
 import type { StoreClient } from '../store/client.js';
 
 /** Which parts of a flow this process runs: producers (cron pollers), workers, or both. */
@@ -27,6 +28,8 @@ export interface FlowDeps {
    * (`processedBy`, shown in the dashboard), so a job held by a dead process can be traced.
    */
   instance?: string;
+  /** Reports a new Redis master (failover or restart) seen by any connection `connect` opened; absent in tools. */
+  masterWatch?: MasterWatch;
 }
 
 /** A running flow. */

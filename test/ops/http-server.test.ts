@@ -53,7 +53,7 @@ async function serve(admin: Partial<Config['admin']>, options: { redisUrl?: stri
   };
   const connections: Redis[] = [];
   const connect = (): Redis => {
-    const connection = createRedis(config.redis.url);
+    const connection = createRedis(config.redis);
     connection.on('error', () => undefined);
     connections.push(connection);
     return connection;
@@ -67,7 +67,7 @@ async function serve(admin: Partial<Config['admin']>, options: { redisUrl?: stri
   inventory.on('error', () => undefined);
   const queues = [inventory, control.queue];
   collectQueueDepth(metrics, queues, { logger: logs.logger, timeoutMs: 500 });
-  const health = createRedis(config.redis.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  const health = createRedis(config.redis, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   health.on('error', () => undefined);
   const server: HttpServer = await startHttpServer({
     config,

@@ -244,6 +244,8 @@ export interface RedisClusterSet {
   readonly password: string | undefined;
   /** Resolves once every live node reports `cluster_state:ok`. */
   waitHealthy(timeoutMs?: number): Promise<void>;
+  /** After a master on `port` was killed: resolves once the others marked it failed and the cluster is ok again. */
+  waitForFailover(port: number, timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -306,11 +308,48 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       );
     };
     await waitHealthy(60_000);
+    // A replica can take over only once it has synced: wait for every one of them to be linked to its master.
+    const replicas = count - masters;
+    await waitFor(
+      async () => {
+        let linked = 0;
+        for (const node of nodes) {
+          const client = new Redis({ host: '127.0.0.1', port: node.port, password: options.password, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+          client.on('error', () => undefined);
+          try {
+            const info = await client.info('replication');
+            if (/role:slave/.test(info) && /master_link_status:up/.test(info)) linked += 1;
+          } finally {
+            client.disconnect();
+          }
+        }
+        return linked === replicas;
+      },
+      { message: `the ${replicas} cluster replicas to sync with their masters`, timeoutMs: 60_000 },
+    );
     return {
       nodes,
       startupNodes: nodes.map((node) => ({ host: '127.0.0.1', port: node.port })),
       password: options.password,
       waitHealthy,
+      async waitForFailover(port, timeoutMs = 60_000) {
+        const live = nodes.filter((node) => node.port !== port);
+        await waitFor(
+          async () => {
+            const client = new Redis({ host: '127.0.0.1', port: live[0]?.port, password: options.password, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+            client.on('error', () => undefined);
+            try {
+              const lines = ((await client.call('CLUSTER', 'NODES')) as string).split('\n');
+              const dead = lines.find((line) => line.includes(`:${port}@`)) ?? '';
+              return /\bfail\b/.test(dead) && !/fail\?/.test(dead);
+            } finally {
+              client.disconnect();
+            }
+          },
+          { message: `the cluster to mark the node on port ${port} failed`, timeoutMs },
+        );
+        await waitHealthy(timeoutMs);
+      },
       stop,
     };
   } catch (error) {
