@@ -13,25 +13,25 @@
  * one, every sale is exported once and acknowledged once.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { checkFinalValues, checkNoStaleWrites, checkSalesAckedOnce, checkSalesExportedOnce, finalValueMismatches, saleAcks, salesExportCounts } from '../../bench/lib/chaos/checks.js';
-import { CHANGES_QUERY, ErpDriver } from '../../bench/lib/chaos/erp-driver.js';
+import { CHANGES_QUERY, ErpDriver, priceOf } from '../../bench/lib/chaos/erp-driver.js';
 import { seededRandom } from '../../bench/lib/random.js';
+import type { Config } from '../../src/config/schema.js';
+import { startDaemon } from '../../src/daemon.js';
 import { migrateInterfaceTables } from '../../src/erp/sinks/migrations.js';
 import { openSql } from '../../src/erp/sql-client.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
+import { createRedis } from '../../src/queue/connection.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { StoreClient } from '../../src/store/client.js';
-import type { Flow, FlowDeps } from '../../src/sync/flow.js';
-import { startInventoryFlow } from '../../src/sync/inventory/index.js';
-import { startSalesFlow } from '../../src/sync/sales/index.js';
 import { waitFor } from '../../src/wait-for.js';
-import { testConfig } from '../sync/inventory/harness.js';
+import { testConfig } from '../ops/helpers.js';
 import { type SentinelSet, startSentinelSet } from '../support/redis-ha.js';
 
 const ADMIN_PG = 'postgres://postgres@127.0.0.1:5432/test';
@@ -43,9 +43,7 @@ const ACK_STATUS = 2;
 
 let set: SentinelSet;
 let sim: Simulator;
-let store: StoreClient;
 let erp: pg.Client;
-const connections: Redis[] = [];
 
 beforeAll(async () => {
   const admin = new pg.Client({ connectionString: ADMIN_PG });
@@ -62,8 +60,6 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const connection of connections) connection.disconnect();
-  await store?.close();
   await sim?.close();
   await set?.stop();
   await erp?.end();
@@ -73,10 +69,11 @@ afterAll(async () => {
   await admin.end();
 });
 
-function deps(prefix: string): FlowDeps {
-  const config = testConfig(prefix, sim.url, {
-    redis: { url: set.primary.url },
-    store: { siteId: 1, retry: { attempts: 3, baseDelayMs: 20, maxDelayMs: 200 } },
+function config(prefix: string): Readonly<Config> {
+  return testConfig({
+    store: { baseUrl: sim.url, username: 'demo', password: 'demo-password', siteId: 1, retry: { attempts: 3, baseDelayMs: 20, maxDelayMs: 200 } },
+    redis: { sentinels: set.sentinelNodes.map((node) => ({ ...node })), name: set.name, prefix },
+    log: { level: 'silent' },
     inventory: {
       concurrency: 4,
       attempts: 25,
@@ -94,25 +91,27 @@ function deps(prefix: string): FlowDeps {
       sink: { kind: 'sql', url: erpUrl },
     },
   });
-  store = new StoreClient({ config: config.store, logger: silentLogger() });
+}
+
+/** Samples /readyz until `stop` is called; resolves with the statuses seen, in order, without repeats. */
+function sampleReadiness(url: string): { stop(): Promise<number[]> } {
+  const seen: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const status = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
+        (response) => response.status,
+        () => 0,
+      );
+      if (seen.at(-1) !== status) seen.push(status);
+      await sleep(50);
+    }
+  })();
   return {
-    config,
-    store,
-    logger: silentLogger(),
-    metrics: new Metrics({ defaultMetrics: false }),
-    // Every connection follows Sentinel's master (as the connection factory opens them for `redis.sentinels`).
-    connect: () => {
-      const connection = new Redis({
-        sentinels: set.sentinelNodes.map((node) => ({ ...node })),
-        name: set.name,
-        maxRetriesPerRequest: null,
-        enableReadyCheck: true,
-        retryStrategy: (times) => Math.min(times * 100, 1000),
-        sentinelRetryStrategy: (times) => Math.min(times * 100, 1000),
-      });
-      connection.on('error', () => undefined);
-      connections.push(connection);
-      return connection;
+    async stop() {
+      running = false;
+      await loop;
+      return seen;
     },
   };
 }
@@ -128,21 +127,27 @@ async function onNode<T>(port: number, command: (client: Redis) => Promise<T>): 
   }
 }
 
+/** Prints the queues and state when HA_TEST_LOG is set (set by the test once the daemon runs). */
+let diagnose: (() => Promise<void>) | undefined;
 let markVersion = 0;
 /** Writes a change of the marker SKU into the ERP now; resolves with the time its store write was seen. */
 async function markerWritten(): Promise<number> {
   markVersion += 1;
   const version = markVersion;
-  await erp.query('INSERT INTO stock_changes (code, stock, price, changed_at) VALUES ($1, $2, $3, now())', [MARK, version, 100 + version / 100]);
+  await erp.query('INSERT INTO stock_changes (code, stock, price, changed_at) VALUES ($1, $2, $3, now())', [MARK, version, priceOf(version)]);
   let seenAt = 0;
   await waitFor(
     () => {
-      const write = sim.writes.find((w) => w.code === MARK && w.fields.Stock === version);
+      // By its price: its stock is less the units open sales hold.
+      const write = sim.writes.find((w) => w.code === MARK && w.fields.Price === priceOf(version));
       if (write) seenAt = write.at;
       return write !== undefined;
     },
     { timeoutMs: 45_000, intervalMs: 20, message: `the store write of marker version ${version}` },
-  );
+  ).catch(async (error: unknown) => {
+    await diagnose?.();
+    throw error;
+  });
   return seenAt;
 }
 
@@ -164,19 +169,29 @@ async function salesMove(saleIds: readonly number[], count: number): Promise<voi
 describe('Sentinel failover under a running sync', () => {
   it('carries on through a failover and a failover to a lagging replica: store = ERP, no stale write, each sale once', async () => {
     const prefix = `test-${randomUUID()}`;
-    const flowDeps = deps(prefix);
+    const daemonConfig = config(prefix);
+    const daemon = await startDaemon({ config: daemonConfig, logger: silentLogger(), metrics: new Metrics({ defaultMetrics: false }) }, { role: 'all' });
     const driver = new ErpDriver({ url: erpUrl, skus: SKUS, rate: 40, lateShare: 0.1, maxLateMs: 1000, repeatShare: 0.05, invalidRows: 0, durationS: 30, random: seededRandom(23) });
     await driver.prepare();
-    const flows: Flow[] = [await startInventoryFlow(flowDeps, { role: 'all' }), await startSalesFlow(flowDeps, { role: 'all' })];
     if (process.env.HA_TEST_LOG) {
-      const inventory = flows[0] as Awaited<ReturnType<typeof startInventoryFlow>>;
+      diagnose = async () => {
+        const redis = createRedis(daemonConfig.redis);
+        const { Queue } = await import('bullmq');
+        for (const name of ['inventory', 'sales']) {
+          const queue = new Queue(name, { connection: redis, prefix });
+          console.log(name, JSON.stringify(await queue.getJobCounts()));
+          await queue.close();
+        }
+        for (const worker of [...daemon.inventory.workers, ...daemon.sales.workers]) console.log('worker', worker.name, worker.isRunning(), worker.isPaused(), worker.closing);
+        console.log('store writes', sim.writes.length, 'last at', new Date(sim.writes.at(-1)?.at ?? 0).toISOString());
+        redis.disconnect();
+      };
+      const { inventory } = daemon;
       inventory.events.on('inventory:poll:failed', ({ error }) => console.log(`poll failed: ${error.message}`));
-      inventory.ticks?.on('schedule:tick', ({ task, fireTime, outcome }) => console.log(`tick ${task} ${new Date(fireTime).toISOString()} ${outcome} at ${new Date().toISOString()}`));
-      inventory.events.on('inventory:poll:done', (report) => console.log(`poll done ${JSON.stringify(report)}`));
     }
     const saleIds: number[] = [];
     const selling = setInterval(() => saleIds.push(sim.addSale({ Status: 1, SiteId: 1 }).Id), 250);
-    const timings: Record<string, number> = {};
+    const timings: Record<string, number | string> = {};
     const t0 = Date.now();
     const step = (what: string): void => void (process.env.HA_TEST_LOG && console.log(`${((Date.now() - t0) / 1000).toFixed(1)}s ${what}`));
     try {
@@ -187,9 +202,14 @@ describe('Sentinel failover under a running sync', () => {
 
       // 1. The primary dies; Sentinel promotes the replica.
       const first = await set.masterPort();
+      const readiness = sampleReadiness(daemon.url);
       const killedAt = Date.now();
       await set.primary.kill();
       const markAt = await markerWritten();
+      // Not ready while no master answered, ready again after.
+      await waitFor(() => fetch(`${daemon.url}/readyz`).then((response) => response.status === 200), { message: '/readyz ready again' });
+      timings.readyz = [...(await readiness.stop()), 200].join('→');
+      expect(timings.readyz).toContain('503');
       timings.failoverMs = markAt - killedAt;
       step(`failover: marker after ${timings.failoverMs} ms`);
       const second = await set.waitForNewMaster(first);
@@ -224,23 +244,7 @@ describe('Sentinel failover under a running sync', () => {
       // The stream it had read but not applied goes with the dead master's link.
       await onNode(lagging, (client) => client.call('CLIENT', 'UNPAUSE'));
       step(`promoted: ${await set.waitForNewMaster(second)}`);
-      const lagMarkAt = await markerWritten().catch(async (error: unknown) => {
-        if (process.env.HA_TEST_LOG) {
-          const redis = flowDeps.connect();
-          const { Queue } = await import('bullmq');
-          for (const name of ['inventory', 'sales']) {
-            const queue = new Queue(name, { connection: redis, prefix });
-            console.log(name, JSON.stringify(await queue.getJobCounts()));
-            await queue.close();
-          }
-          const keys = await redis.keys(`${prefix}:state:*cursor*`);
-          for (const key of keys) console.log(key, await redis.get(key));
-          for (const key of await redis.keys(`${prefix}:state:cron:*`)) console.log(key, await redis.get(key), await redis.pttl(key));
-          console.log('connections', connections.map((c) => `${c.status}:${(c as unknown as { stream?: { remotePort?: number } }).stream?.remotePort}`).join(' '));
-          console.log(await redis.info('replication'));
-        }
-        throw error;
-      });
+      const lagMarkAt = await markerWritten();
       timings.laggingFailoverMs = lagMarkAt - lagKilledAt;
       step(`lagging failover: marker after ${timings.laggingFailoverMs} ms`);
       expect(await set.waitForNewMaster(second)).toBe(set.primary.port);
@@ -268,7 +272,7 @@ describe('Sentinel failover under a running sync', () => {
       expect(timings.failoverMs).toBeLessThan(30_000);
       expect(timings.laggingFailoverMs).toBeLessThan(30_000);
     } finally {
-      for (const flow of flows.reverse()) await flow.close(2000);
+      await daemon.close();
       await driver.close();
     }
   }, 150_000);
