@@ -188,6 +188,7 @@ describe('Sentinel failover under a running sync', () => {
       };
       const { inventory } = daemon;
       inventory.events.on('inventory:poll:failed', ({ error }) => console.log(`poll failed: ${error.message}`));
+      inventory.ticks?.on('schedule:tick', ({ task, fireTime, outcome, error }) => console.log(`tick ${task} ${new Date(fireTime).toISOString()} ${outcome} ${error?.message ?? ''}`));
     }
     const saleIds: number[] = [];
     const selling = setInterval(() => saleIds.push(sim.addSale({ Status: 1, SiteId: 1 }).Id), 250);
