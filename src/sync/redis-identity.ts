@@ -66,6 +66,11 @@ export class RedisBoundMemory<T> {
     this.#memory = make();
   }
 
+  /** The identity of the Redis the memory was learned from, once checked. */
+  get identity(): string | undefined {
+    return this.#identity;
+  }
+
   /** The memory as it is, without checking Redis (for reading only). */
   get peek(): T {
     return this.#memory;

@@ -17,6 +17,7 @@ import { forgetLogged, RedisBoundMemory } from '../redis-identity.js';
 import { collectHeld, deletionsOf, diffRuns, runDiff } from './diff-runs.js';
 import { pollSource } from './producer.js';
 import { type ReconcileOptions, reconcileWith } from './reconcile.js';
+import { markReread } from './reread-gate.js';
 import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
 import type { DiffReport, InventoryEvents, PollReport, ReconcileReport } from './types.js';
 import { createInventoryWorker } from './worker.js';
@@ -58,8 +59,11 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
   const pollWith = (rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>) => (name: string): Promise<PollReport> => {
     const { source, limit, initialCursor } = polledSource('inventory', sources, name);
     return serial(name, async () => {
-      const { window, history } = await memoryOf(name).current(rt.redis, config.redis.prefix, (change) => forgetLogged(rt, 'inventory', name, change));
+      const memory = memoryOf(name);
+      const { window, history } = await memory.current(rt.redis, config.redis.prefix, (change) => forgetLogged(rt, 'inventory', name, change));
       const report = await pollSource(rt, source, { limit, initialCursor, window, history });
+      // Workers that saw a new master wait for this before writing (reread-gate.ts).
+      if (memory.identity !== undefined) await markReread(rt.redis, config.redis.prefix, name, memory.identity);
       await deletionsOf(rt, sources, name);
       return report;
     });
