@@ -9,9 +9,9 @@
  *    the new master lacks the last writes (cursor moves, merges, jobs, sale records).
  * After each, the time from the kill to the store write of an ERP change made after the kill is measured,
  * and work queued after it must be fetched by the workers (bullmq #2466). The end state is checked as the
- * chaos run does: the store holds the ERP's latest figures, every sale is exported once and acknowledged once,
- * and no write up to the lagging failover replaced a newer version with an older one (after it, see the
- * known gap noted at the check).
+ * chaos run does: the store holds the ERP's latest figures, no write replaced a newer version with an older
+ * one (before the inventory workers held their writes until the re-read, reread-gate.ts, 7 SKUs did in 1 of 4
+ * runs), every sale is exported once and acknowledged once.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -194,7 +194,6 @@ describe('Sentinel failover under a running sync', () => {
     const saleIds: number[] = [];
     const selling = setInterval(() => saleIds.push(sim.addSale({ Status: 1, SiteId: 1 }).Id), 250);
     const timings: Record<string, number | string> = {};
-    let lagKilledAt = Number.POSITIVE_INFINITY;
     const t0 = Date.now();
     const step = (what: string): void => void (process.env.HA_TEST_LOG && console.log(`${((Date.now() - t0) / 1000).toFixed(1)}s ${what}`));
     try {
@@ -241,7 +240,7 @@ describe('Sentinel failover under a running sync', () => {
       const applied = Number(/slave_repl_offset:(\d+)/.exec(offsets)?.[1]);
       expect(read).toBeGreaterThan(applied);
       step(`lag ${read - applied} bytes`);
-      lagKilledAt = Date.now();
+      const lagKilledAt = Date.now();
       step(`lag kill at ${new Date().toISOString()}`);
       await set.replica.kill();
       // The stream it had read but not applied goes with the dead master's link.
@@ -269,14 +268,7 @@ describe('Sentinel failover under a running sync', () => {
       ).catch(() => undefined);
       const exported = await salesExportCounts(erpUrl);
       const acks = saleAcks(sim, ACK_STATUS);
-      // Known gap (see the README, "A failover that lost writes"): after the failover to a lagging replica, Redis may
-      // hold a SKU's older pending figure with its job while the store already has a newer one (its merge and its
-      // "applied" record were lost); the worker can write that older figure before the next poll re-reads the newer
-      // one (seen in 1 of 4 runs: 7 SKUs). Every write up to that kill must be in order; those after are counted.
-      const before = { writes: sim.writes.filter((write) => write.at < lagKilledAt) } as unknown as Simulator;
-      const staleAfter = checkNoStaleWrites(sim);
-      timings.staleAfterLaggingFailover = staleAfter.ok ? 0 : staleAfter.detail;
-      const checks = [checkFinalValues(sim, driver.model), checkNoStaleWrites(before), checkSalesExportedOnce(saleIds, exported), checkSalesAckedOnce(saleIds, acks)];
+      const checks = [checkFinalValues(sim, driver.model), checkNoStaleWrites(sim), checkSalesExportedOnce(saleIds, exported), checkSalesAckedOnce(saleIds, acks)];
       console.log(`sentinel failover: ${JSON.stringify(timings)}; ${driver.model.rowsWritten} ERP rows, ${saleIds.length} sales, ${sim.writes.length} store writes`);
       expect(checks.filter((check) => !check.ok).map((check) => `${check.name}: ${check.detail}`)).toEqual([]);
       expect(timings.failoverMs).toBeLessThan(30_000);
