@@ -12,6 +12,7 @@ import type { z } from 'zod';
 
 import { ConfigError, describeValue, valueAt } from '../errors.js';
 import { registerSecret } from '../secrets.js';
+import { redisSecrets } from './redis-options.js';
 import { type Config, configSchema } from './schema.js';
 import { describeUnknownKey, findUnknownKeys, formatPath } from './unknown-keys.js';
 
@@ -212,7 +213,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   if (!parsed.success) problems.push(...describeIssues(parsed.error.issues.filter((i) => i.code !== 'unrecognized_keys'), tree));
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const config = parsed.data;
-  for (const secret of [config.store.password, config.admin.token, config.admin.password]) registerSecret(secret);
+  for (const secret of [config.store.password, config.admin.token, config.admin.password, ...redisSecrets(config.redis)]) registerSecret(secret);
   return deepFreeze(config);
 }
 

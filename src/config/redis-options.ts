@@ -29,8 +29,13 @@ export const redisSchema = z
     username: z.string().optional(),
     /** Password of the data nodes, for `sentinels` and `cluster` (with `url`, put it in the URL). */
     password: z.string().optional(),
-    /** TLS to the data nodes (and to the sentinels) for `sentinels` and `cluster`; with `url` use rediss://. */
-    tls: z.boolean().default(false),
+    /**
+     * TLS to the data nodes (and to the sentinels): `true`, or `{ caFile, rejectUnauthorized }` to trust a private CA
+     * (a PEM file). With `url`, rediss:// turns TLS on and an object here adds its CA. @defaultValue false
+     */
+    tls: z
+      .union([z.boolean(), z.object({ caFile: z.string().min(1).optional(), rejectUnauthorized: z.boolean().default(true) }).strict()])
+      .default(false),
     /**
      * Time a failover may take, from a lost master to writes on the new one: reconnects are spaced at most a sixth of
      * it apart (and at most 5 s). @defaultValue 30000
@@ -71,4 +76,23 @@ export function redisMode(redis: Pick<RedisConfig, 'sentinels' | 'cluster'>): 's
   if (redis.sentinels !== undefined) return 'sentinel';
   if (redis.cluster !== undefined) return 'cluster';
   return 'single';
+}
+
+/** The passwords a connection uses (in the URL, the data nodes', the sentinels'), to register as secrets. */
+export function redisSecrets(target: string | Pick<RedisConfig, 'url' | 'password' | 'sentinelPassword'>): string[] {
+  const found: string[] = [];
+  const url = typeof target === 'string' ? target : target.url;
+  if (url !== undefined) {
+    try {
+      const password = decodeURIComponent(new URL(url).password);
+      if (password !== '') found.push(password);
+    } catch {
+      // Not a URL the schema would accept; nothing to register.
+    }
+  }
+  if (typeof target !== 'string') {
+    if (target.password !== undefined) found.push(target.password);
+    if (target.sentinelPassword !== undefined) found.push(target.sentinelPassword);
+  }
+  return found;
 }

@@ -49,10 +49,17 @@ function unwrap(schema: z.ZodType): z.ZodType {
   }
 }
 
-/** The option of a discriminated union that `value` selects; undefined when its tag matches none (zod reports that). */
+/**
+ * The option of a discriminated union that `value` selects (undefined when its tag matches none: zod reports that), or
+ * the only object option of a plain union.
+ */
 function unionOption(def: Def, value: Record<string, unknown>): z.ZodType | undefined {
   const options = def.options ?? [];
-  if (def.discriminator === undefined) return undefined;
+  if (def.discriminator === undefined) {
+    // A plain union with one object option (`redis.tls`: true or an object): an object input is checked against it.
+    const objects = options.filter((option) => defOf(unwrap(option)).type === 'object');
+    return objects.length === 1 ? objects[0] : undefined;
+  }
   const tag = value[def.discriminator];
   return options.find((option) => {
     const field = defOf(unwrap(option)).shape?.[def.discriminator as string];

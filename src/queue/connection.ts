@@ -2,9 +2,14 @@
  * Redis connections and the queue names. BullMQ needs `maxRetriesPerRequest: null` on connections used
  * by workers (blocking commands); the same settings suit queues, so there is one factory.
  */
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 
 import { DEFAULT_REDIS_URL, type RedisConfig } from '../config/redis-options.js';
+
+export { redisSecrets } from '../config/redis-options.js';
 import { redactText } from '../secrets.js';
 
 /** The queues storesync uses. */
@@ -44,10 +49,11 @@ export function createRedis(target: RedisTarget, options: RedisOptions = {}): Re
     ...options,
   };
   if (typeof target === 'string') return new Redis(target, base);
+  const tls = tlsOptions(target.tls);
   const auth: RedisOptions = {
     ...(target.username === undefined ? {} : { username: target.username }),
     ...(target.password === undefined ? {} : { password: target.password }),
-    ...(target.tls ? { tls: {} } : {}),
+    ...(tls === undefined ? {} : { tls }),
   };
   if (target.cluster !== undefined) {
     const { retryStrategy, enableOfflineQueue, lazyConnect, ...redisOptions } = { ...base, ...auth };
@@ -75,7 +81,7 @@ export function createRedis(target: RedisTarget, options: RedisOptions = {}): Re
       sentinels: target.sentinels.map((node) => ({ ...node })),
       name: target.name as string,
       ...(target.sentinelPassword === undefined ? {} : { sentinelPassword: target.sentinelPassword }),
-      ...(target.tls ? { enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
+      ...(tls === undefined ? {} : { enableTLSForSentinelMode: true, sentinelTLS: tls }),
       sentinelRetryStrategy: (times) => Math.min(times * 200, maxDelay),
       // No `failoverDetector`: its +switch-master handler disconnects a client that is still connecting (asking
       // the sentinels after the master died); the connect then fails with "Connection is closed." and ioredis
@@ -87,6 +93,21 @@ export function createRedis(target: RedisTarget, options: RedisOptions = {}): Re
   return new Redis(target.url ?? DEFAULT_REDIS_URL, { ...base, ...auth });
 }
 
+/** Node TLS options for `redis.tls`; the CA file is read here, its path named if it cannot be. */
+function tlsOptions(tls: RedisConfig['tls']): ConnectionOptions | undefined {
+  if (tls === false) return undefined;
+  if (tls === true) return {};
+  let ca: string | undefined;
+  if (tls.caFile !== undefined) {
+    try {
+      ca = readFileSync(tls.caFile, 'utf8');
+    } catch (error) {
+      throw new Error(`redis.tls.caFile: cannot read ${tls.caFile} (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
+    }
+  }
+  return { rejectUnauthorized: tls.rejectUnauthorized, ...(ca === undefined ? {} : { ca }) };
+}
+
 /** The connection's settings as a log line may show them: hosts and ports, never a password. */
 export function describeRedis(target: RedisTarget): string {
   if (typeof target === 'string') return redactText(target);
@@ -94,25 +115,6 @@ export function describeRedis(target: RedisTarget): string {
   if (target.cluster !== undefined) return `cluster ${nodes(target.cluster)}`;
   if (target.sentinels !== undefined) return `sentinel ${target.name ?? ''}@${nodes(target.sentinels)}`;
   return redactText(target.url ?? DEFAULT_REDIS_URL);
-}
-
-/** The passwords a connection uses, to register as secrets (redacted from every log line and error). */
-export function redisSecrets(target: RedisTarget): string[] {
-  const found: string[] = [];
-  const url = typeof target === 'string' ? target : target.url;
-  if (url !== undefined) {
-    try {
-      const password = decodeURIComponent(new URL(url).password);
-      if (password !== '') found.push(password);
-    } catch {
-      // Not a URL the schema would accept; nothing to register.
-    }
-  }
-  if (typeof target !== 'string') {
-    if (target.password !== undefined) found.push(target.password);
-    if (target.sentinelPassword !== undefined) found.push(target.sentinelPassword);
-  }
-  return found;
 }
 
 /** Key of storesync's own state (cursors, pending changes, acknowledged values) under the prefix. */

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { ConfigError } from '../../src/errors.js';
 import { describeRedis, redisSecrets } from '../../src/queue/connection.js';
+import { redactText } from '../../src/secrets.js';
 
 function problemsOf(overrides: Record<string, unknown>, env: Record<string, string> = {}): readonly string[] {
   try {
@@ -32,6 +33,8 @@ describe('redis config', () => {
     expect(redis.url).toBeUndefined();
     expect(describeRedis(redis)).toBe('sentinel main@10.0.0.1:26379,10.0.0.2:26379');
     expect(redisSecrets(redis).sort()).toEqual(['data-pw-1', 's3ntinel-pw']);
+    // Registered as secrets by loadConfig itself: redacted from any log line or error of any command.
+    expect(redactText('auth data-pw-1 / s3ntinel-pw')).toBe('auth [redacted] / [redacted]');
   });
 
   it('refuses two of url, sentinels and cluster at once, naming each (the CLI exits 78 on a ConfigError)', () => {
@@ -59,6 +62,12 @@ describe('redis config', () => {
     expect(problems).toContainEqual(expect.stringMatching(/^redis\.sentinels\[0\]\.port: 0/));
     expect(problems).toContainEqual(expect.stringMatching(/^redis\.sentinelPassword: \[redacted\]/));
     expect(problems).toContainEqual(expect.stringMatching(/redis\.sentinalPassword.*sentinelPassword/));
+  });
+
+  it('takes tls as true or an object with a CA file, and names a mistyped key in it', () => {
+    expect(loadConfig({ env: {}, overrides: { redis: { cluster, prefix: '{s}', tls: true } } }).redis.tls).toBe(true);
+    expect(loadConfig({ env: {}, overrides: { redis: { tls: { caFile: '/etc/ca.pem' } } } }).redis.tls).toEqual({ caFile: '/etc/ca.pem', rejectUnauthorized: true });
+    expect(problemsOf({ redis: { tls: { caFil: '/etc/ca.pem' } } })).toContainEqual(expect.stringMatching(/redis\.tls\.caFil.*caFile/));
   });
 
   it('describes a url without its password', () => {
