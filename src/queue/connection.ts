@@ -35,7 +35,7 @@ const MAX_RECONNECT_DELAY_MS = 5000;
 /**
  * Opens a connection for BullMQ and for storesync's own keys; it reconnects forever with backoff. Every connection
  * storesync opens goes through here, so all of them follow a Sentinel failover (ioredis asks the sentinels for the
- * master on each reconnect and listens for `+switch-master`) or a Cluster's slot moves. A Cluster is returned typed
+ * master on each reconnect; a dead master closes the connections) or a Cluster's slot moves. A Cluster is returned typed
  * as `Redis`: storesync only issues commands on keys under its hash-tagged prefix (one slot), which a Cluster client
  * routes like a single server; BullMQ takes either.
  */
