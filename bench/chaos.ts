@@ -1,5 +1,6 @@
 /**
- * `npm run chaos [-- --quick] [-- --seed N] [-- --keep-logs]`: the chaos run (see lib/chaos/run.ts).
+ * `npm run chaos [-- --quick] [-- --seed N] [-- --keep-logs] [-- --ha]`: the chaos run (see lib/chaos/run.ts;
+ * `--ha`: Sentinel, with a primary kill and a failover to a lagging replica, lib/chaos/chaos-redis.ts).
  * Prints one line per check and a final `N passed, N failed`; exits non-zero when any check fails.
  */
 import { dirname, join } from 'node:path';
@@ -14,6 +15,7 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     seed: { type: 'string' },
     'keep-logs': { type: 'boolean', default: false },
+    ha: { type: 'boolean', default: false },
   },
 });
 const seed = values.seed === undefined ? Math.floor(Math.random() * 1_000_000) : Number(values.seed);
@@ -39,8 +41,8 @@ setTimeout(() => {
 let failed = 0;
 let passed = 0;
 try {
-  log(`chaos ${values.quick ? 'quick' : 'full'} run: ${plan.durationS} s of disorder, ${plan.skus} SKUs, ${plan.workers} workers`);
-  const report = await runChaos({ plan, seed, root, log, keepLogs: values['keep-logs'] ?? false }, cleanup);
+  log(`chaos ${values.quick ? 'quick' : 'full'}${values.ha ? ' --ha' : ''} run: ${plan.durationS} s of disorder, ${plan.skus} SKUs, ${plan.workers} workers`);
+  const report = await runChaos({ plan, seed, root, log, keepLogs: values['keep-logs'] ?? false, ha: values.ha ?? false }, cleanup);
   const { events: _events, ...stats } = report.stats;
   log(`stats: ${JSON.stringify(stats)}`);
   for (const check of report.checks) {

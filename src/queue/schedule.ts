@@ -58,12 +58,14 @@ export async function startSchedule(redis: Redis, prefix: string, runs: readonly
   const stopping = new AbortController();
   const inFlight = new Set<Promise<TickOutcome>>();
   const byName = new Map(runs.map((entry) => [entry.name, entry]));
+  // Tasks with a run going on this instance now (see TickLock.claim's `idleHere`).
+  const runningHere = new Set<string>();
 
   const handle = async ({ name, run }: ScheduledRun, fireTime: number): Promise<TickOutcome> => {
     const outcome = (result: TickOutcome['outcome'], error?: Error): TickOutcome => ({ task: name, fireTime, outcome: result, ...(error ? { error } : {}) });
     let claim;
     try {
-      claim = await lock.claim(name, fireTime);
+      claim = await lock.claim(name, fireTime, !runningHere.has(name));
     } catch (error) {
       logger.error({ task: name, err: (error as Error).message }, 'cannot claim a scheduled tick (Redis); skipped');
       return outcome('failed', error as Error);
@@ -74,6 +76,7 @@ export async function startSchedule(redis: Redis, prefix: string, runs: readonly
       return outcome('busy');
     }
     const renew = setInterval(() => void lock.renew(name).catch(() => undefined), RUN_LEASE_MS / 3);
+    runningHere.add(name);
     try {
       await run(stopping.signal);
       return outcome('ran');
@@ -83,6 +86,8 @@ export async function startSchedule(redis: Redis, prefix: string, runs: readonly
     } finally {
       clearInterval(renew);
       await lock.release(name).catch(() => undefined);
+      // After the release: a tick in between finds the lock still held, and skips as before.
+      runningHere.delete(name);
     }
   };
   const fire = (task: string, fireTime: number): Promise<TickOutcome> => {

@@ -26,13 +26,22 @@ const LAST_TICK_TTL_MS = 8 * 86_400_000;
 
 /**
  * KEYS[1] last claimed fire time, KEYS[2] run lock; ARGV[1] fire time (ms), ARGV[2] owner,
- * ARGV[3] run lease (ms), ARGV[4] last-tick TTL (ms).
+ * ARGV[3] run lease (ms), ARGV[4] last-tick TTL (ms), ARGV[5] '1' when the owner runs no such task now.
+ *
+ * A run lock held by the claiming instance itself while it runs nothing of the task is a lock whose
+ * release Redis forgot (a failover to a replica that missed it, an AOF that lost its tail) or that
+ * could not be released (Redis down at the end of the run): it is taken over instead of skipping
+ * every tick until its lease runs out.
  */
 const CLAIM = `
 local last = tonumber(redis.call('GET', KEYS[1]) or '-1')
 if last >= tonumber(ARGV[1]) then return 'claimed' end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
-if redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3], 'NX') then return 'run' end
+local holder = redis.call('GET', KEYS[2])
+if (not holder) or (ARGV[5] == '1' and holder == ARGV[2]) then
+  redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+  return 'run'
+end
 return 'busy'
 `;
 
@@ -51,9 +60,22 @@ export class TickLock {
     this.#owner = owner;
   }
 
-  /** Decides whether this instance runs `task`'s tick fired at `fireTime`; `run` means it holds the run lock. */
-  async claim(task: string, fireTime: number): Promise<TickClaim> {
-    const result = await this.#redis.eval(CLAIM, 2, this.#key('tick', task), this.#key('run', task), fireTime, this.#owner, RUN_LEASE_MS, LAST_TICK_TTL_MS);
+  /**
+   * Decides whether this instance runs `task`'s tick fired at `fireTime`; `run` means it holds the run
+   * lock. `idleHere`: this instance runs nothing of `task` now (a lock of its own is then a stale one).
+   */
+  async claim(task: string, fireTime: number, idleHere = false): Promise<TickClaim> {
+    const result = await this.#redis.eval(
+      CLAIM,
+      2,
+      this.#key('tick', task),
+      this.#key('run', task),
+      fireTime,
+      this.#owner,
+      RUN_LEASE_MS,
+      LAST_TICK_TTL_MS,
+      idleHere ? '1' : '0',
+    );
     return result as TickClaim;
   }
 

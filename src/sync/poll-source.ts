@@ -48,13 +48,6 @@ export interface PollHistory {
   caughtUpAt?: Cursor;
 }
 
-/** The history of `source` in a flow's map of them, started empty. */
-export function historyOf(histories: Map<string, PollHistory>, source: string): PollHistory {
-  let history = histories.get(source);
-  if (!history) histories.set(source, (history = {}));
-  return history;
-}
-
 /** What one poll of one source did. */
 export interface SourcePollReport {
   source: string;

@@ -100,6 +100,36 @@ describe('startSchedule', () => {
     }
   });
 
+  it('takes over a run lock of its own that Redis brought back (a release lost in a failover) instead of skipping ticks until the lease ends', async () => {
+    const { task, state, arm } = slowTask(`lost-release-${randomUUID()}`);
+    const runKey = `${prefix}:state:cron:run:${task.name}`;
+    const a = await startSchedule(redis, prefix, [task], silentLogger());
+    const b = await startSchedule(redis, prefix, [task], silentLogger());
+    try {
+      const first = a.fire(task.name, T0);
+      await runStarted(first, state.started);
+      const holder = await redis.get(runKey);
+      expect(holder).not.toBeNull();
+      // While the run goes on, its own instance skips the next tick as every other one does.
+      expect(summary(await a.fire(task.name, T0 + 1000))).toEqual({ outcome: 'busy' });
+      state.release();
+      expect(await first).toMatchObject({ outcome: 'ran' });
+      // The release is lost: the lock is back as it was during the run.
+      await redis.set(runKey, holder!, 'PX', RUN_LEASE_MS);
+      expect(summary(await b.fire(task.name, T0 + 2000))).toEqual({ outcome: 'busy' });
+      arm();
+      const next = a.fire(task.name, T0 + 3000);
+      await runStarted(next, state.started);
+      state.release();
+      expect(await next).toMatchObject({ outcome: 'ran' });
+      expect(state).toMatchObject({ runs: 2, maxRunning: 1 });
+      expect(await redis.get(runKey)).toBeNull();
+    } finally {
+      state.release();
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
   it('renews its run lock while a run outlasts a third of the lease, so no other instance takes it', async () => {
     const { task, state } = slowTask(`lease-${randomUUID()}`);
     const runKey = `${prefix}:state:cron:run:${task.name}`;

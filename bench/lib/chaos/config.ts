@@ -11,7 +11,8 @@ import { CHANGES_QUERY } from './erp-driver.js';
 /** Where the chaos daemons find their services. */
 export interface ChaosConfigInput {
   storeUrl: string;
-  redisUrl: string;
+  /** `redis` without the prefix: `{ url }`, or `{ sentinels, name }` for `--ha`. */
+  redis: Record<string, unknown>;
   prefix: string;
   erpUrl: string;
   /** Overlap of the ERP source: longer than any late commit or database outage of the run. */
@@ -29,7 +30,7 @@ export function chaosConfig(input: ChaosConfigInput): string {
       requestTimeoutMs: 5000,
       retry: { attempts: 3, baseDelayMs: 50, maxDelayMs: 500 },
     },
-    redis: { url: input.redisUrl, prefix: input.prefix },
+    redis: { ...input.redis, prefix: input.prefix },
     log: { level: 'info' },
     http: { host: '127.0.0.1' },
     inventory: {

@@ -13,14 +13,12 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 
-import { Redis } from 'ioredis';
-
-import { startRedisServer } from '../../../src/queue/redis-server.js';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.js';
 import { waitFor } from '../../../src/wait-for.js';
 import type { Cleanup } from '../cleanup.js';
 import { startPgCluster } from '../pg-cluster.js';
 import { between, seededRandom } from '../random.js';
+import { sentinelRedis, singleRedis } from './chaos-redis.js';
 import {
   checkDiffValues,
   checkFinalValues,
@@ -111,6 +109,8 @@ export interface ChaosOptions {
   log: (line: string) => void;
   /** Keep the logs folder (printed) instead of removing it. */
   keepLogs?: boolean;
+  /** Sentinel (a primary, a replica, three sentinels) instead of one Redis; see chaos-redis.ts. */
+  ha?: boolean;
 }
 
 /** What a run found. */
@@ -132,8 +132,8 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
 
   // Our own Redis (AOF, fsync on every write) and PostgreSQL: both are killed or stopped on purpose.
   mkdirSync(join(logDir, 'redis'));
-  const redisServer = await startRedisServer({ aof: true, dir: join(logDir, 'redis') });
-  cleanup.defer('redis-server', () => redisServer.destroy());
+  const redisServer = options.ha ? await sentinelRedis(plan.redisRestartAt * 0.8, 0.75) : await singleRedis(join(logDir, 'redis'), plan.redisRestartAt);
+  cleanup.defer('redis', () => redisServer.destroy());
   const pgCluster = await startPgCluster();
   cleanup.defer('postgresql', () => pgCluster.destroy());
   await pgCluster.createDatabase('erp');
@@ -166,7 +166,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
     hashes.add(hash);
     return issue(hash, at);
   };
-  log(`redis ${redisServer.url} (AOF always), postgresql ${erpUrl}, simulator ${sim.url}`);
+  log(`${redisServer.describe}, postgresql ${erpUrl}, simulator ${sim.url}`);
 
   const driver = new ErpDriver({
     url: erpUrl,
@@ -189,7 +189,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   const prefix = 'chaos';
   const configFile = join(logDir, 'storesync.yaml');
   // The overlap must cover late commits (2 s) and the ERP outage, so no late row falls behind the cursor.
-  writeFileSync(configFile, chaosConfig({ storeUrl: sim.url, redisUrl: redisServer.url, prefix, erpUrl, overlapMs: plan.erpDownMs + 10_000 }));
+  writeFileSync(configFile, chaosConfig({ storeUrl: sim.url, redis: redisServer.config, prefix, erpUrl, overlapMs: plan.erpDownMs + 10_000 }));
   const env = { PATH: process.env.PATH ?? '', STORE_PASSWORD: password, ADMIN_TOKEN: adminToken, LOG_LEVEL: 'info' };
   await run(process.execPath, [join(root, 'bin', 'storesync.js'), 'migrate', '--config', configFile], { env });
 
@@ -212,14 +212,14 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   cleanup.defer('sales driver', () => clearInterval(sales));
 
   // Notes the jobs active at each kill; each must be taken up again within 20 s (the daemons' crash recovery).
-  const watchRedis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
+  const watchRedis = redisServer.connect({ maxRetriesPerRequest: 1 });
   watchRedis.on('error', () => undefined);
   cleanup.defer('recovery watch redis', () => watchRedis.disconnect());
   const recovery = new RecoveryWatch(watchRedis, prefix, 20_000);
 
   // The disorder, until the end of the run.
   let nextKill = Date.now() + between(random, ...plan.killEveryMs);
-  let redisRestarted = false;
+  const faults = [...redisServer.faults];
   let erpStopped = false;
   while (elapsed() < plan.durationS) {
     if (Date.now() >= nextKill) {
@@ -233,13 +233,10 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
       if (restarted.length > 0) note(`started ${restarted.join(', ')}`);
       nextKill = Date.now() + between(random, ...plan.killEveryMs);
     }
-    if (!redisRestarted && elapsed() >= plan.durationS * plan.redisRestartAt) {
-      redisRestarted = true;
-      await redisServer.kill();
-      note('redis-server killed (SIGKILL)');
-      await sleep(1500);
-      await redisServer.start();
-      note('redis-server started again (AOF replayed)');
+    const fault = faults.find((one) => elapsed() >= plan.durationS * one.at);
+    if (fault) {
+      faults.splice(faults.indexOf(fault), 1);
+      await fault.inject(note);
     }
     if (!erpStopped && elapsed() >= plan.durationS * plan.erpDownAt) {
       erpStopped = true;
@@ -259,7 +256,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   fleet.restartDead();
 
   // Drain: until every SKU and every sale is where it must be (the checks below say what is not).
-  const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 3 });
+  const redis = redisServer.connect();
   cleanup.defer('checker redis', () => redis.disconnect());
   const drained = await waitFor(
     async () => {

@@ -11,7 +11,8 @@ import { createSource } from '../../erp/index.js';
 import type { TypedEmitter } from '../../events.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
 import { onePollAtATime, type PolledSource, polledSource, pollRuns, startFlow } from '../lifecycle.js';
-import { historyOf, type PollHistory } from '../poll-source.js';
+import type { PollHistory } from '../poll-source.js';
+import { forgetLogged, RedisBoundMemory } from '../redis-identity.js';
 import { applyFulfillment } from './apply-update.js';
 import { pollFulfillmentSource } from './producer.js';
 import { type FulfillmentRuntime, openFulfillmentRuntime } from './runtime.js';
@@ -29,12 +30,18 @@ export interface FulfillmentFlow extends Flow {
 
 /** Starts the producer (a cron task per enabled source), the worker, or both, as `role` says. */
 export async function startFulfillmentFlow(deps: FlowDeps, { role }: { role: Role }): Promise<FulfillmentFlow> {
-  // When each source's last complete poll began, for the life of the flow (bounds the next overlap).
-  const histories = new Map<string, PollHistory>();
+  // When each source's last complete poll began, for the life of the flow (bounds the next overlap);
+  // dropped when Redis is no longer the one it was learned from (../redis-identity.ts).
+  const histories = new Map<string, RedisBoundMemory<PollHistory>>();
   const serial = onePollAtATime();
   const pollWith = (rt: FulfillmentRuntime, sources: ReadonlyMap<string, PolledSource>) => (name: string): Promise<FulfillmentPollReport> => {
     const { source, limit, initialCursor } = polledSource('fulfillment', sources, name);
-    return serial(name, () => pollFulfillmentSource(rt, source, { limit, initialCursor, history: historyOf(histories, name) }));
+    return serial(name, async () => {
+      let memory = histories.get(name);
+      if (!memory) histories.set(name, (memory = new RedisBoundMemory<PollHistory>(() => ({}))));
+      const history = await memory.current(rt.redis, deps.config.redis.prefix, (change) => forgetLogged(rt, 'fulfillment', name, change));
+      return pollFulfillmentSource(rt, source, { limit, initialCursor, history });
+    });
   };
   const flow = await startFlow<FulfillmentRuntime>({
     role,

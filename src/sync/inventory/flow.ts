@@ -12,10 +12,12 @@ import { DeliveredWindow } from '../delivered-window.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
 import { scheduledFailureLevel } from '../job-errors.js';
 import { onePollAtATime, type PolledSource, polledSource, pollRuns, type StartedFlow, startFlow } from '../lifecycle.js';
-import { historyOf, type PollHistory } from '../poll-source.js';
+import type { PollHistory } from '../poll-source.js';
+import { forgetLogged, RedisBoundMemory } from '../redis-identity.js';
 import { collectHeld, deletionsOf, diffRuns, runDiff } from './diff-runs.js';
 import { pollSource } from './producer.js';
 import { type ReconcileOptions, reconcileWith } from './reconcile.js';
+import { markReread } from './reread-gate.js';
 import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
 import type { DiffReport, InventoryEvents, PollReport, ReconcileReport } from './types.js';
 import { createInventoryWorker } from './worker.js';
@@ -39,24 +41,29 @@ export interface InventoryFlow extends Flow {
 export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role }): Promise<InventoryFlow> {
   const events = new TypedEmitter<InventoryEvents>();
   const { config } = deps;
-  // What each source's overlap window already delivered, kept for the life of the flow.
-  const windows = new Map<string, DeliveredWindow>();
-  const windowOf = (name: string): DeliveredWindow => {
-    let window = windows.get(name);
-    if (!window) {
+  // Per source, what its overlap window already delivered and when its last complete poll began (bounds
+  // the next overlap), for the life of the flow; dropped when Redis is no longer the one it was learned
+  // from (a failover, a restart that lost writes: ../redis-identity.ts).
+  const memories = new Map<string, RedisBoundMemory<{ window: DeliveredWindow; history: PollHistory }>>();
+  const memoryOf = (name: string): RedisBoundMemory<{ window: DeliveredWindow; history: PollHistory }> => {
+    let memory = memories.get(name);
+    if (!memory) {
       const sourceConfig = config.inventory.sources.find((source) => source.name === name);
-      window = new DeliveredWindow(sourceConfig && 'overlapMs' in sourceConfig ? sourceConfig.overlapMs : 0);
-      windows.set(name, window);
+      const overlapMs = sourceConfig && 'overlapMs' in sourceConfig ? sourceConfig.overlapMs : 0;
+      memory = new RedisBoundMemory(() => ({ window: new DeliveredWindow(overlapMs), history: {} }));
+      memories.set(name, memory);
     }
-    return window;
+    return memory;
   };
-  // When each source's last complete poll began, for the life of the flow (bounds the next overlap).
-  const histories = new Map<string, PollHistory>();
   const serial = onePollAtATime();
   const pollWith = (rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>) => (name: string): Promise<PollReport> => {
     const { source, limit, initialCursor } = polledSource('inventory', sources, name);
     return serial(name, async () => {
-      const report = await pollSource(rt, source, { limit, initialCursor, window: windowOf(name), history: historyOf(histories, name) });
+      const memory = memoryOf(name);
+      const { window, history } = await memory.current(rt.redis, config.redis.prefix, (change) => forgetLogged(rt, 'inventory', name, change));
+      const report = await pollSource(rt, source, { limit, initialCursor, window, history });
+      // Workers that saw a new master wait for this before writing (reread-gate.ts).
+      if (memory.identity !== undefined) await markReread(rt.redis, config.redis.prefix, name, memory.identity);
       await deletionsOf(rt, sources, name);
       return report;
     });

@@ -34,6 +34,7 @@ import type { InventoryUpdateInput } from '../../store/schemas/index.js';
 import { credentialsHoldMs, isLoginHold } from '../job-errors.js';
 import { enqueueSkus, PRIORITY } from './enqueue.js';
 import { isStockInput, planStock } from './published-stock.js';
+import { RereadGate } from './reread-gate.js';
 import type { Reservation } from './reservations.js';
 import type { InventoryRuntime } from './runtime.js';
 import type { PendingRead, Settlement, SkuState } from './state.js';
@@ -61,9 +62,10 @@ const LOCK_TTL_MS = 15_000;
  */
 export function createInventoryWorker(rt: InventoryRuntime, connection: Redis): Worker<InventoryJobData, InventoryJobResult> {
   const slots = new StoreSlots(rt.config.inventory.concurrency);
+  const gate = new RereadGate(rt);
   const worker = new Worker<InventoryJobData, InventoryJobResult>(
     QUEUE,
-    (job, token, signal) => returnJobOnAbort(job, token, signal, processInventoryJob(rt, slots, job, token, signal)),
+    (job, token, signal) => returnJobOnAbort(job, token, signal, gate.pass(signal).then(() => processInventoryJob(rt, slots, job, token, signal))),
     {
       connection,
       prefix: rt.config.redis.prefix,
