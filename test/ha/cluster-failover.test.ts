@@ -50,8 +50,19 @@ async function slotOwner(key: string): Promise<number> {
   }
 }
 
+/** Runs `command` on one node, on a connection of its own (not a cluster client). */
+async function onNode<T>(port: number, command: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    return await command(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
 describe('Redis Cluster failover under a running sync', () => {
-  it('carries on when the master of the prefix slot is SIGKILLed and its replica promoted: store = ERP, no stale write, each sale once', async () => {
+  it('carries on when the master of the prefix slot is SIGKILLed and its replica promoted, then again to a lagging replica: store = ERP, no stale write, each sale once', async () => {
     const prefix = `{clf-${randomUUID().slice(0, 8)}}`;
     const config = testConfig({
       store: { baseUrl: sim.url, username: 'demo', password: 'demo-password', siteId: 1, retry: { attempts: 3, baseDelayMs: 20, maxDelayMs: 200 } },
@@ -68,21 +79,47 @@ describe('Redis Cluster failover under a running sync', () => {
       await sync.salesMove(3);
       await waitFor(() => daemon.masterWatch.known, { message: 'the master identity' });
 
-      const owner = await slotOwner(prefix);
-      const victim = cluster.nodes.find((node) => node.port === owner);
+      // 1. The master of the prefix's slot dies; the cluster promotes its replica (which had every write).
+      const first = await slotOwner(prefix);
+      const victim = cluster.nodes.find((node) => node.port === first);
       expect(victim).toBeDefined();
       const killedAt = Date.now();
       await victim?.kill();
       // An ERP change made after the kill reaches the store through the promoted replica.
       timings.failoverMs = (await sync.markerWritten()) - killedAt;
-      await cluster.waitForFailover(owner);
-      expect(await slotOwner(prefix)).not.toBe(owner);
+      await cluster.waitForFailover(first);
+      const second = await slotOwner(prefix);
+      expect(second).not.toBe(first);
       // The workers fetch again after the failover: new sales go through.
       await sync.salesMove(3);
       await waitFor(async () => /storesync_redis_failovers_total [1-9]/.test(await (await fetch(`${daemon.url}/metrics`)).text()), {
         message: 'the failover counted',
         timeoutMs: 20_000,
       });
+
+      // 2. The old master comes back: its nodes.conf makes it a replica of the new one.
+      await victim?.start();
+      await waitFor(async () => /role:slave[\s\S]*master_link_status:up/.test(await onNode(first, (client) => client.info('replication'))), {
+        timeoutMs: 30_000,
+        message: 'the old master to replicate the new one',
+      });
+      // It reads the replication stream but applies nothing while paused: the last writes never reach its data.
+      await onNode(first, (client) => client.call('CLIENT', 'PAUSE', '20000', 'WRITE'));
+      const writesBefore = sim.writes.length;
+      await waitFor(() => sim.writes.length >= writesBefore + 30, { timeoutMs: 30_000, message: 'store writes while the replica lags' });
+      await sync.salesMove(2);
+      const offsets = await onNode(first, (client) => client.info('replication'));
+      const read = Number(/slave_read_repl_offset:(\d+)/.exec(offsets)?.[1]);
+      const applied = Number(/slave_repl_offset:(\d+)/.exec(offsets)?.[1]);
+      expect(read).toBeGreaterThan(applied);
+      const lagKilledAt = Date.now();
+      await cluster.nodes.find((node) => node.port === second)?.kill();
+      // The stream it had read but not applied goes with the dead master's link.
+      await onNode(first, (client) => client.call('CLIENT', 'UNPAUSE'));
+      timings.laggingFailoverMs = (await sync.markerWritten()) - lagKilledAt;
+      await cluster.waitForFailover(second);
+      expect(await slotOwner(prefix)).toBe(first);
+      await sync.salesMove(3);
     } finally {
       await sync.stop();
     }
@@ -91,6 +128,7 @@ describe('Redis Cluster failover under a running sync', () => {
       console.log(`cluster failover: ${JSON.stringify(timings)}; ${summary}`);
       expect(failed).toEqual([]);
       expect(timings.failoverMs).toBeLessThan(30_000);
+      expect(timings.laggingFailoverMs).toBeLessThan(30_000);
     } finally {
       await daemon.close();
       await sync.close();
