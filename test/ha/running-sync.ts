@@ -16,6 +16,7 @@ import { migrateInterfaceTables } from '../../src/erp/sinks/migrations.js';
 import { openSql } from '../../src/erp/sql-client.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { waitFor } from '../../src/wait-for.js';
+import { onRedisNode } from '../support/redis-ha.js';
 
 const ADMIN_PG = 'postgres://postgres@127.0.0.1:5432/test';
 export const SKUS = Array.from({ length: 40 }, (_, i) => `HA-${String(i + 1).padStart(3, '0')}`);
@@ -148,6 +149,22 @@ export class RunningSync {
       },
       { timeoutMs: 45_000, intervalMs: 200, message: `sales ${wanted.join(', ')} exported and acknowledged after the failover` },
     );
+  }
+
+  /**
+   * Holds back the replica on `port` (`CLIENT PAUSE WRITE`: it reads the replication stream but applies nothing, for
+   * 20 s at most or until `CLIENT UNPAUSE`) while 30 store writes and 2 sales go through; resolves with the bytes it
+   * read but did not apply. Unpaused after its master is killed, what it had not applied goes with the dead link.
+   */
+  async lagReplica(port: number): Promise<number> {
+    await onRedisNode(port, (client) => client.call('CLIENT', 'PAUSE', '20000', 'WRITE'));
+    const writesBefore = this.sim.writes.length;
+    await waitFor(() => this.sim.writes.length >= writesBefore + 30, { timeoutMs: 30_000, message: 'store writes while the replica lags' });
+    await this.salesMove(2);
+    const offsets = await onRedisNode(port, (client) => client.info('replication'));
+    const read = Number(/slave_read_repl_offset:(\d+)/.exec(offsets)?.[1]);
+    const applied = Number(/slave_repl_offset:(\d+)/.exec(offsets)?.[1]);
+    return read - applied;
   }
 
   /**
