@@ -63,11 +63,14 @@ describe('Redis Cluster failover under a running sync', () => {
     const daemon = await startDaemon({ config, logger: silentLogger(), metrics: new Metrics({ defaultMetrics: false }) }, { role: 'all' });
     const sync = new RunningSync(sim, erp, 29);
     const timings: Record<string, number> = {};
+    const t0 = Date.now();
+    const step = (what: string): void => void (process.env.HA_TEST_LOG && console.log(`${((Date.now() - t0) / 1000).toFixed(1)}s ${what}`));
     try {
       await sync.start();
       await sync.markerWritten();
       await sync.salesMove(3);
       await waitFor(() => daemon.masterWatch.known, { message: 'the master identity' });
+      step('running');
 
       // 1. The master of the prefix's slot dies; the cluster promotes its replica (which had every write).
       const first = await slotOwner(prefix);
@@ -77,7 +80,9 @@ describe('Redis Cluster failover under a running sync', () => {
       await victim?.kill();
       // An ERP change made after the kill reaches the store through the promoted replica.
       timings.failoverMs = (await sync.markerWritten()) - killedAt;
+      step(`failover: marker after ${timings.failoverMs} ms`);
       await cluster.waitForFailover(first);
+      step('cluster ok');
       const second = await slotOwner(prefix);
       expect(second).not.toBe(first);
       // The workers fetch again after the failover: new sales go through.
@@ -87,35 +92,43 @@ describe('Redis Cluster failover under a running sync', () => {
         timeoutMs: 20_000,
       });
 
+      step('sales after failover');
       // 2. The old master comes back: its nodes.conf makes it a replica of the new one.
       await victim?.start();
       await waitFor(async () => /role:slave[\s\S]*master_link_status:up/.test(await onRedisNode(first, (client) => client.info('replication'))), {
         timeoutMs: 30_000,
         message: 'the old master to replicate the new one',
       });
+      step('old master replicating');
       // It reads the replication stream but applies nothing while paused: the last writes never reach its data.
       const lag = await sync.lagReplica(first);
       expect(lag).toBeGreaterThan(0);
+      step(`lag ${lag} bytes`);
       const lagKilledAt = Date.now();
       await cluster.nodes.find((node) => node.port === second)?.kill();
       // The stream it had read but not applied goes with the dead master's link.
       await onRedisNode(first, (client) => client.call('CLIENT', 'UNPAUSE'));
       timings.laggingFailoverMs = (await sync.markerWritten()) - lagKilledAt;
+      step(`lagging failover: marker after ${timings.laggingFailoverMs} ms`);
       await cluster.waitForFailover(second);
       expect(await slotOwner(prefix)).toBe(first);
       await sync.salesMove(3);
     } finally {
       await sync.stop();
     }
+    step('stopped');
     try {
       const { failed, summary } = await sync.drainAndCheck();
+      step('drained');
       console.log(`cluster failover: ${JSON.stringify(timings)}; ${summary}`);
       expect(failed).toEqual([]);
       expect(timings.failoverMs).toBeLessThan(30_000);
       expect(timings.laggingFailoverMs).toBeLessThan(30_000);
     } finally {
       await daemon.close();
+      step('daemon closed');
       await sync.close();
+      step('sync closed');
     }
   }, 150_000);
 });
