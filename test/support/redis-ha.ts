@@ -235,6 +235,17 @@ export async function startSentinelSet(options: SentinelSetOptions = {}): Promis
   }
 }
 
+/** Runs `command` on one data node, on a connection of its own (not through Sentinel or a cluster client). */
+export async function onRedisNode<T>(port: number, command: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    return await command(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
 /** A Redis Cluster of redis-server processes. */
 export interface RedisClusterSet {
   /** Every node, masters first as `redis-cli --cluster create` assigned them. */

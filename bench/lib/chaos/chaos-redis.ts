@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 
 import { type RedisServer, startRedisServer } from '../../../src/queue/redis-server.js';
 import { waitFor } from '../../../src/wait-for.js';
-import { type SentinelSet, startSentinelSet } from '../../../test/support/redis-ha.js';
+import { onRedisNode, type SentinelSet, startSentinelSet } from '../../../test/support/redis-ha.js';
 
 /** What the run needs of its Redis. */
 export interface ChaosRedis {
@@ -49,15 +49,6 @@ export async function singleRedis(dir: string, restartAt: number): Promise<Chaos
   };
 }
 
-async function onNode<T>(port: number, command: (client: Redis) => Promise<T>): Promise<T> {
-  const client = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 1, retryStrategy: () => null });
-  client.on('error', () => undefined);
-  try {
-    return await command(client);
-  } finally {
-    client.disconnect();
-  }
-}
 
 /** Sentinel: a primary kill at `killAt`, a failover to a lagging replica at `lagAt`. */
 export async function sentinelRedis(killAt: number, lagAt: number): Promise<ChaosRedis> {
@@ -73,19 +64,19 @@ export async function sentinelRedis(killAt: number, lagAt: number): Promise<Chao
     const masterPort = await set.masterPort();
     const replica = nodes.find((node) => node.port !== masterPort)!;
     if (lagging) {
-      await onNode(replica.port, (client) => client.call('CLIENT', 'PAUSE', '30000', 'WRITE'));
+      await onRedisNode(replica.port, (client) => client.call('CLIENT', 'PAUSE', '30000', 'WRITE'));
       note(`replica ${replica.port} paused (CLIENT PAUSE WRITE): it reads the stream and applies nothing`);
       await sleep(1500);
     }
     await byPort(masterPort).kill();
     note(`master ${masterPort} killed (SIGKILL)${lagging ? ' while its replica lagged' : ''}`);
-    if (lagging) await onNode(replica.port, (client) => client.call('CLIENT', 'UNPAUSE'));
+    if (lagging) await onRedisNode(replica.port, (client) => client.call('CLIENT', 'UNPAUSE'));
     const next = await set.waitForNewMaster(masterPort, 60_000);
     note(`Sentinel promoted ${next}`);
     const dead = byPort(masterPort);
     await dead.start();
-    await onNode(dead.port, (client) => client.call('REPLICAOF', '127.0.0.1', String(next)));
-    await waitFor(async () => /master_link_status:up/.test(await onNode(dead.port, (client) => client.info('replication'))), {
+    await onRedisNode(dead.port, (client) => client.call('REPLICAOF', '127.0.0.1', String(next)));
+    await waitFor(async () => /master_link_status:up/.test(await onRedisNode(dead.port, (client) => client.info('replication'))), {
       timeoutMs: 60_000,
       message: `${dead.port} to replicate the new master`,
     });
