@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { checkDiffSources, snapshotDiffOptions } from './diff-options.js';
 import { stockRounding, timeZone } from './erp-source-options.js';
 import { priceListsOption } from './price-list-options.js';
+import { allocationOption, checkSites, sitesOption } from './site-options.js';
 import { redisSchema } from './redis-options.js';
 
 const cron = z.string().min(1).describe('a node-cron expression, seconds allowed: "*/30 * * * * *"');
@@ -257,6 +258,8 @@ export const configSchema = z.object({
         })
         .prefault({}),
       priceLists: priceListsOption,
+      sites: sitesOption,
+      allocation: allocationOption,
       /** Units kept off the store per SKU; a record's `SafetyStock` column overrides it. */
       safetyStock: nonNegativeInt.default(0),
       reservations: z
@@ -359,6 +362,7 @@ export const configSchema = z.object({
     .prefault({}),
 }).superRefine((config, ctx) => {
   checkDiffSources(config, ctx);
+  checkSites(config.inventory, ctx);
   // Every status storesync may write needs its text: the store would otherwise show a blank or stale one.
   const texts = config.store.statusTexts;
   const missing = (status: number): boolean => texts[String(status)] === undefined;
