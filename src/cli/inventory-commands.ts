@@ -68,7 +68,9 @@ export function describeExplanation(e: SkuExplanation): string {
   lines.push('', `Reservations (version ${e.reservationVersion}):`);
   lines.push(e.reservations.length === 0 ? '  none' : formatTable(e.reservations as unknown as Array<Record<string, unknown>>, ['siteId', 'saleId', 'quantity', 'since', 'state', 'bookedAt', 'appliesToFigure']));
   lines.push('', `Safety stock: ${e.safetyStock.value} (from ${e.safetyStock.from === 'record' ? 'the ERP record' : 'inventory.safetyStock'})`);
-  lines.push(`Published stock: ${e.published ? `${e.published.formula}  (ERP − reserved − safety stock)` : 'none (no ERP stock received)'}`);
+  const formula = e.allocation ? '' : '  (ERP − reserved − safety stock)';
+  lines.push(`Published stock: ${e.published ? `${e.published.formula}${formula}` : 'none (no ERP stock received)'}`);
+  if (e.allocation) lines.push(...e.allocation.lines);
   if (e.nextStockWrite !== null) lines.push(`Next job sends Stock = ${e.nextStockWrite}`);
   const acknowledged = Object.entries(e.store.acknowledged).map(([field, value]) => `${field}=${JSON.stringify(value)}`);
   lines.push(`Store last acknowledged: ${acknowledged.join(' ') || 'nothing'}${e.store.at ? ` at ${e.store.at}` : ''}`);

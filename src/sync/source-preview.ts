@@ -44,9 +44,9 @@ export function storedCursor(redis: Redis, prefix: string, flow: SourceFlow, sou
  * more to get past rows sharing a cursor, a CSV file is read whole); `read` and `refused` count them all.
  * With `snapshot` (a source polled only by its snapshot diff) the batch is the snapshot's first records.
  */
-export async function previewSource(source: ChangeSource, options: { flow: SourceFlow; from: Cursor; limit: number; snapshot?: boolean; priceLists?: ReadonlyArray<{ id: number; code: string }> }): Promise<SourcePreview> {
+export async function previewSource(source: ChangeSource, options: { flow: SourceFlow; from: Cursor; limit: number; snapshot?: boolean; priceLists?: ReadonlyArray<{ id: number; code: string }>; sites?: readonly number[] }): Promise<SourcePreview> {
   const batch = options.snapshot ? await snapshotBatch(source, options.limit) : await source.readChanges(options.from, options.limit);
-  const check = options.flow === 'inventory' ? (record: SourceRecord) => inventoryRecordIssues(record, options.priceLists) : shipmentRecordIssues;
+  const check = options.flow === 'inventory' ? (record: SourceRecord) => inventoryRecordIssues(record, options.priceLists, options.sites) : shipmentRecordIssues;
   const records: SourceRecord[] = [];
   const rejects: RejectedRecord[] = [...batch.rejected];
   for (const record of batch.records) {

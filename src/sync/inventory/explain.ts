@@ -11,11 +11,12 @@ import type { Redis } from 'ioredis';
 import { ValidationError } from '../../errors.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
+import { type Allocation, describeAllocation, placementOf, type SiteFigure } from './allocation.js';
 import { DiffState } from './diff-state.js';
 import { appliesTo, newestEntry, planStock, RESERVATION_MOVES_FIELD, RESERVATION_VERSION_FIELD, SAFETY_FIELD, safetyStockOf } from './published-stock.js';
 import { parseSkuReservations } from './reservations.js';
 import { ACKED_AT_FIELD, InventoryState, type SkuState } from './state.js';
-import { keyOf, type PriceList, targetLabel } from './target-key.js';
+import { keyOf, type PriceList, targetLabel, targetParts } from './target-key.js';
 import { type InventoryJobData, jobSkus, type PendingEntry } from './types.js';
 
 /** Jobs of each state looked through for the SKU's (the most recent first). */
@@ -59,6 +60,11 @@ export interface SkuExplanation {
   reservationVersion: number;
   safetyStock: { value: number; from: 'record' | 'config' };
   published: { erpStock: number; reserved: number; safetyStock: number; value: number; formula: string } | null;
+  /**
+   * With `inventory.sites`: how the stock is shared among the sites (`allocation.ts`), every site's
+   * figure and why; `lines` as `inventory explain` prints them. Null for a target without a site.
+   */
+  allocation: (Omit<Allocation, 'sites'> & { sites: SiteFigure[]; lines: string[] }) | null;
   store: { acknowledged: Record<string, unknown>; at: string | null; versions: Record<string, number> };
   /** What the next job would do with the stock, given the state now. */
   nextStockWrite: number | null;
@@ -114,7 +120,9 @@ export function resolvePriceList(lists: readonly PriceList[], named: string | un
 async function explainWith(redis: Redis, deps: FlowDeps, sku: string, options: { siteId?: number; priceListId?: number }): Promise<SkuExplanation> {
   const { config } = deps;
   const inventoryState = new InventoryState(redis, config.redis.prefix);
-  let key = keyOf({ code: sku, ...(options.siteId === undefined ? {} : { siteId: options.siteId }), ...(options.priceListId === undefined ? {} : { priceListId: options.priceListId }) });
+  // With inventory.sites and no --site, the first site's target (the allocation shows every site's figure).
+  const siteId = options.siteId ?? config.inventory.sites[0]?.siteId;
+  let key = keyOf({ code: sku, ...(siteId === undefined ? {} : { siteId }), ...(options.priceListId === undefined ? {} : { priceListId: options.priceListId }) });
   let state = await inventoryState.read(key);
   // A site no record names is the default target's (records without SiteId go to store.siteId).
   if (options.siteId !== undefined && options.priceListId === undefined && isEmpty(state)) {
@@ -126,8 +134,9 @@ async function explainWith(redis: Redis, deps: FlowDeps, sku: string, options: {
   const figure = newestEntry(state.erp.get('Stock'), state.pending.get('Stock')?.entry);
   const safetyEntry = state.erp.get(SAFETY_FIELD);
   const safetyStock = safetyStockOf(safetyEntry, config.inventory.safetyStock);
-  const plan = planStock(state, false, config.inventory.safetyStock);
+  const plan = planStock(state, false, config.inventory.safetyStock, placementOf(key, config.inventory));
   const computed = plan.computed;
+  const allocation = computed?.allocation;
   const fields = new Set([...state.erp.keys(), ...state.pending.keys()]);
   const erp = [...fields].sort().map((field): ExplainedField => {
     const entry = newestEntry(state.erp.get(field), state.pending.get(field)?.entry) as PendingEntry;
@@ -145,11 +154,11 @@ async function explainWith(redis: Redis, deps: FlowDeps, sku: string, options: {
   return {
     sku,
     target,
-    siteId: options.siteId ?? null,
+    siteId: targetParts(key).siteId ?? null,
     priceListId: options.priceListId ?? null,
     erp,
     reservations: reservations.entries
-      .filter((r) => options.siteId === undefined || r.siteId === options.siteId)
+      .filter((r) => siteId === undefined || r.siteId === siteId)
       .map((r) => ({
         siteId: r.siteId,
         saleId: r.saleId,
@@ -167,9 +176,12 @@ async function explainWith(redis: Redis, deps: FlowDeps, sku: string, options: {
           reserved: computed.reserved,
           safetyStock: computed.safetyStock,
           value: computed.published,
-          formula: `max(0, ${computed.erpStock} − ${computed.reserved} − ${computed.safetyStock}) = ${computed.published}`,
+          formula: allocation
+            ? `site ${targetParts(key).siteId ?? ''} of the allocation below = ${computed.published}`
+            : `max(0, ${computed.erpStock} − ${computed.reserved} − ${computed.safetyStock}) = ${computed.published}`,
         }
       : null,
+    allocation: allocation ? { ...allocation, lines: describeAllocation(allocation) } : null,
     store: {
       acknowledged,
       at: typeof ackedAt === 'number' ? iso(ackedAt) : null,

@@ -17,7 +17,7 @@ import { pollChangeSource, type PollOptions } from '../poll-source.js';
 import { enqueueSkus } from './enqueue.js';
 import { localFieldIssues, storeFields } from './published-stock.js';
 import type { InventoryRuntime } from './runtime.js';
-import { codeIssues, type PriceList, priceListOf, splitByTarget, targetKey, targetLabel } from './target-key.js';
+import { codeIssues, type PriceList, priceListOf, siteIdsOf, siteIssues, splitByTarget, targetKey, targetLabel } from './target-key.js';
 import type { PendingEntry, PollReport } from './types.js';
 
 /** A record ready to merge (one part per target it names; `sku` names the record's target), or the reason it is refused. */
@@ -68,6 +68,7 @@ async function queueBatch(
   const good: Array<{ sku: string; entries: Record<string, PendingEntry> }> = [];
   const rejects: Array<{ reject: FailedEntry; issues: ValidationIssue[] }> = [];
   const delivered: DeliveredRecord[] = [];
+  const sites = siteIdsOf(rt.config.inventory);
   for (const record of batch.records) {
     const identity = window && deliveredIdentity(record, rt.config.inventory.priceLists);
     if (identity) {
@@ -75,7 +76,7 @@ async function queueBatch(
       if (window?.has(identity)) continue;
       delivered.push(identity);
     }
-    const checked = checkRecord(record, source, readAt, observedAt, rt.config.inventory.priceLists);
+    const checked = checkRecord(record, source, readAt, observedAt, rt.config.inventory.priceLists, sites);
     if ('reject' in checked) {
       rejects.push(checked);
       continue;
@@ -111,21 +112,22 @@ function deliveredIdentity(record: SourceRecord, lists: readonly PriceList[]): D
  * Why the store would refuse a record's values, or its target is not one of the store's (a price list
  * not in `lists`); each issue names the SKU, field, value and rule. Empty when it may be queued.
  */
-export function inventoryRecordIssues(record: SourceRecord, lists: readonly PriceList[] = []): ValidationIssue[] {
+export function inventoryRecordIssues(record: SourceRecord, lists: readonly PriceList[] = [], sites: readonly number[] = []): ValidationIssue[] {
   const code = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
   // SafetyStock is storesync's own field: the store never sees it, storesync checks it.
   const issues = [...validateInventoryUpdate({ InternalId: 0, ...storeFields(record.fields) }, code ?? record.ref), ...localFieldIssues(record, code)];
   if (code !== undefined) issues.push(...codeIssues(code, `SKU ${code}`));
   const list = priceListOf(record.fields, lists, code === undefined ? record.ref : `SKU ${code}`);
   if (list !== undefined && !('id' in list)) issues.push(list);
+  issues.push(...siteIssues(record.fields, sites, code === undefined ? record.ref : `SKU ${code}`));
   if (code === undefined && issues.length === 0) return [{ record: record.ref, field: 'Code', value: record.fields.Code, rule: 'required' }];
   return issues;
 }
 
 /** Validates a record as the store would and turns its fields into pending entries. */
-function checkRecord(record: SourceRecord, source: string, readAt: number, observedAt: number, lists: readonly PriceList[]): Checked {
+function checkRecord(record: SourceRecord, source: string, readAt: number, observedAt: number, lists: readonly PriceList[], sites: readonly number[]): Checked {
   const code = typeof record.fields.Code === 'string' ? record.fields.Code : undefined;
-  const found = inventoryRecordIssues(record, lists);
+  const found = inventoryRecordIssues(record, lists, sites);
   if (code === undefined || found.length > 0) {
     // Refused whole: the fields the source already refused are part of the reason.
     const issues = [...(record.refused ?? []), ...found];
@@ -135,7 +137,7 @@ function checkRecord(record: SourceRecord, source: string, readAt: number, obser
   const { cursor } = record;
   const cursorVersion = cursorToVersion(cursor);
   const changedAt = isTimestampCursor(cursor) && cursorVersion !== null ? cursorVersion : undefined;
-  const targets = splitByTarget(code, record.fields, lists).map(({ key, fields }) => {
+  const targets = splitByTarget(code, record.fields, lists, sites).map(({ key, fields }) => {
     const entries: Record<string, PendingEntry> = {};
     for (const [field, value] of Object.entries(fields)) {
       if (field === 'Code') continue;

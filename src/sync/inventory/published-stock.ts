@@ -11,6 +11,7 @@
  */
 import type { SourceRecord } from '../../erp/types.js';
 import type { ValidationIssue } from '../../errors.js';
+import { allocate, type Allocation, type Placement } from './allocation.js';
 import { parseSkuReservations, type Reservation, type SkuReservations } from './reservations.js';
 import type { Settlement, SkuState } from './state.js';
 import type { PendingEntry } from './types.js';
@@ -63,15 +64,25 @@ export interface PublishedStock {
   applying: Reservation[];
   /** Booked reservations the figure has passed: they can go. */
   passed: Reservation[];
+  /** With several sites (`inventory.sites`): the whole allocation, `published` being this site's figure. */
+  allocation?: Allocation;
 }
 
-/** Computes the published stock of an ERP figure. */
-export function publishedStock(erpStock: number, figure: Figure, reservations: SkuReservations, safetyStock: number): PublishedStock {
+/**
+ * Computes the published stock of an ERP figure; with a `placement` (a site of `inventory.sites`), that
+ * site's figure of the allocation (`allocation.ts`).
+ */
+export function publishedStock(erpStock: number, figure: Figure, reservations: SkuReservations, safetyStock: number, placement?: Placement): PublishedStock {
   const applying: Reservation[] = [];
   const passed: Reservation[] = [];
   for (const reservation of reservations.entries) (appliesTo(reservation, figure) ? applying : passed).push(reservation);
   // A fractional quantity holds a whole unit: rounding up never publishes more than is there.
   const reserved = Math.ceil(applying.reduce((sum, r) => sum + r.quantity, 0));
+  if (placement) {
+    const allocation = allocate(erpStock, applying, safetyStock, placement.sites, placement.mode);
+    const published = allocation.sites.find((site) => site.siteId === placement.siteId)?.published ?? 0;
+    return { erpStock, reserved, safetyStock, published, applying, passed, allocation };
+  }
   return { erpStock, reserved, safetyStock, published: Math.max(0, erpStock - reserved - safetyStock), applying, passed };
 }
 
@@ -102,9 +113,10 @@ export interface StockPlan {
 
 /**
  * Decides the SKU's stock publish from its state: the newest ERP figure (sent or not), the
- * reservations and the safety stock. `force` resends even a figure the store acknowledged.
+ * reservations and the safety stock (and, for a site of `inventory.sites`, the allocation). `force`
+ * resends even a figure the store acknowledged.
  */
-export function planStock(state: SkuState, force: boolean, defaultSafety: number): StockPlan {
+export function planStock(state: SkuState, force: boolean, defaultSafety: number, placement?: Placement): StockPlan {
   const handled = STOCK_INPUTS.flatMap((field) => {
     const read = state.pending.get(field);
     return read ? [{ field, read }] : [];
@@ -133,7 +145,7 @@ export function planStock(state: SkuState, force: boolean, defaultSafety: number
   // for other fields.
   const fresh = handled.filter(({ read }) => appliedErp === undefined || read.entry.version >= appliedErp);
   const forced = fresh.length > 0 && (force || fresh.some(({ read }) => read.entry.force === true));
-  const computed = publishedStock(figure.value, figure, reservations, safetyStockOf(safetyEntry, defaultSafety));
+  const computed = publishedStock(figure.value, figure, reservations, safetyStockOf(safetyEntry, defaultSafety), placement);
   const { passed } = computed;
   if (appliedErp !== undefined && (erpVersion < appliedErp || resVersion < appliedRes)) {
     return { onApplied: [], settled: drop(), passed, computed };

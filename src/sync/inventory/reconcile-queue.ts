@@ -8,7 +8,7 @@ import type { ErpSnapshot } from './erp-snapshot.js';
 import { LOCAL_FIELDS, storeFields } from './published-stock.js';
 import type { InventoryRuntime } from './runtime.js';
 import { snapshotEntries, targetRows } from './snapshot-entries.js';
-import { codeOf } from './target-key.js';
+import { codeOf, siteIdsOf } from './target-key.js';
 
 /** A SKU's fields to queue, from one source's record. */
 export interface QueueItem {
@@ -41,7 +41,7 @@ export function queueItem(erp: ErpSnapshot, row: number, sku: string, fields: st
 /** Merges the chosen fields as forced pending values (versioned as `snapshotEntries` says) and queues their SKUs. */
 export async function queueForced(rt: InventoryRuntime, toQueue: readonly QueueItem[], priorities: ReadonlyMap<string, number>): Promise<number> {
   if (toQueue.length === 0) return 0;
-  const rows = targetRows(toQueue, rt.config.inventory.priceLists);
+  const rows = targetRows(toQueue, rt.config.inventory.priceLists, siteIdsOf(rt.config.inventory));
   await rt.state.merge(await snapshotEntries(rt.state, rows, rt.now(), { force: true }));
   // Priorities are per Code: a site's or a price list's target takes its Code's.
   const byTarget = rows.some(({ sku }) => !priorities.has(sku)) ? new Map(rows.map(({ sku }) => [sku, priorities.get(sku) ?? priorities.get(codeOf(sku)) ?? PRIORITY.other])) : priorities;

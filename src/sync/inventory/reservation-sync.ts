@@ -21,6 +21,7 @@ import type { FlowDeps } from '../flow.js';
 import { enqueueSkus, PRIORITY } from './enqueue.js';
 import type { ReservationStore, ReservedSaleKey, SaleLines } from './reservations.js';
 import { openInventoryQueue, openReservationStore } from './runtime.js';
+import { siteIdsOf, stockTargets } from './target-key.js';
 import type { InventoryJobData } from './types.js';
 
 /** The statuses the store uses for a sale that will not be fulfilled (spec: -1 rejected, -2 cancelled). */
@@ -88,11 +89,16 @@ export class ReservationSync {
     this.store = openReservationStore(deps.redis, deps.config);
   }
 
-  /** Opened on first use: opening a queue writes its metadata, and a dry run must write nothing. */
-  async #enqueue(skus: readonly string[], priority: number): Promise<void> {
-    if (skus.length === 0) return;
+  /**
+   * Queues the stock targets of the Codes whose reservations changed: each site of `inventory.sites`
+   * (a sale on one site changes every site's figure), else the default target. Opened on first use:
+   * opening a queue writes its metadata, and a dry run must write nothing.
+   */
+  async #enqueue(codes: readonly string[], priority: number): Promise<void> {
+    if (codes.length === 0) return;
     this.#queue ??= openInventoryQueue(this.#deps.redis, this.#deps.config);
-    await enqueueSkus(this.#queue, skus, { priority });
+    const sites = siteIdsOf(this.#deps.config.inventory);
+    await enqueueSkus(this.#queue, sites.length === 0 ? codes : codes.flatMap((code) => stockTargets(code, sites)), { priority });
   }
 
   /** Reserves the lines of sales in a reserving status, releases those cancelled or rejected. */

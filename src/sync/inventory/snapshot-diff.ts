@@ -25,7 +25,7 @@ import { exceedsMassGuard } from './mass-guard.js';
 import { inventoryRecordIssues } from './producer.js';
 import type { InventoryRuntime } from './runtime.js';
 import { snapshotEntries, type SnapshotRow,targetRows } from './snapshot-entries.js';
-import { type PriceList, targetKey, targetLabel, targetParts } from './target-key.js';
+import { type PriceList, siteIdsOf, targetKey, targetLabel, targetParts } from './target-key.js';
 import type { DiffReport } from './types.js';
 import { vanish, type VanishedAction } from './vanished.js';
 
@@ -64,7 +64,7 @@ export async function diffSource(rt: InventoryRuntime, source: ChangeSource, opt
   const observedAt = rt.now();
   const unseen = await diffState.fingerprints(source.name);
   const previous = unseen.size;
-  const snapshot = await readSnapshot(source, unseen, options.signal, rt.config.inventory.priceLists);
+  const snapshot = await readSnapshot(source, unseen, options.signal, rt.config.inventory.priceLists, siteIdsOf(rt.config.inventory));
   const report: DiffReport = { source: source.name, read: snapshot.read, previous, changed: snapshot.fingerprints.size, queued: 0, vanished: 0, held: 0, refused: snapshot.refused, deleted: 0 };
   if (snapshot.refused > 0) {
     rt.logger.warn({ source: source.name, refused: snapshot.refused, sample: snapshot.refusedSample }, `snapshot diff of ${source.name}: ${snapshot.refused} row(s) refused; their SKUs are kept as they were`);
@@ -101,7 +101,13 @@ export async function diffSource(rt: InventoryRuntime, source: ChangeSource, opt
  * twice counts as changed the second time (queued again, which changes nothing). Throws (comparing
  * nothing) when the read fails.
  */
-async function readSnapshot(source: ChangeSource, unseen: Map<string, string>, signal: AbortSignal | undefined, lists: readonly PriceList[]): Promise<SnapshotRead> {
+async function readSnapshot(
+  source: ChangeSource,
+  unseen: Map<string, string>,
+  signal: AbortSignal | undefined,
+  lists: readonly PriceList[],
+  sites: readonly number[],
+): Promise<SnapshotRead> {
   const out: SnapshotRead = { read: 0, changed: new ErpSnapshot(), fingerprints: new Map(), kept: new Set(), refused: 0, refusedSample: [] };
   const refuse = (code: string | undefined, reason: string): void => {
     out.refused++;
@@ -118,7 +124,7 @@ async function readSnapshot(source: ChangeSource, unseen: Map<string, string>, s
     for (const record of chunk) {
       out.read++;
       const key = targetKey(record, lists);
-      const issues = inventoryRecordIssues(record, lists);
+      const issues = inventoryRecordIssues(record, lists, sites);
       if (key === undefined || issues.length > 0) {
         refuse(typeof record.fields.Code === 'string' ? record.fields.Code : undefined, `${record.ref}: ${issues.map(formatIssue).join('; ')}`);
         continue;
@@ -176,7 +182,7 @@ async function queueChanged(rt: InventoryRuntime, diffState: DiffState, source: 
       return true;
     });
     if (toQueue.length > 0) {
-      const rows = targetRows(toQueue, rt.config.inventory.priceLists);
+      const rows = targetRows(toQueue, rt.config.inventory.priceLists, siteIdsOf(rt.config.inventory));
       const priorities = await rt.state.merge(await snapshotEntries(rt.state, rows, at, { resend: true }, observedAt));
       queued += await enqueueSkus(
         rt.queue,

@@ -8,7 +8,7 @@
 import { cursorToVersion, isTimestampCursor } from '../../erp/cursor.js';
 import type { Cursor } from '../../erp/types.js';
 import type { InventoryState } from './state.js';
-import { type PriceList, splitByTarget } from './target-key.js';
+import { type PriceList, splitByTarget, targetParts } from './target-key.js';
 import type { PendingEntry } from './types.js';
 
 /** One snapshot row's fields to merge. */
@@ -59,16 +59,19 @@ export async function snapshotEntries(
 
 /**
  * The rows as rows of targets (target-key.ts): a row naming a site or a price list becomes one row per
- * target it names, its `sku` the target's key, without the fields that name it. Other rows as they are.
+ * target it names, its `sku` the target's key, without the fields that name it; with `sites`
+ * (`inventory.sites`), a row of a bare Code becomes one row per site. Other rows as they are.
  */
-export function targetRows<Row extends SnapshotRow>(rows: readonly Row[], lists: readonly PriceList[]): Row[] {
+export function targetRows<Row extends SnapshotRow>(rows: readonly Row[], lists: readonly PriceList[], sites: readonly number[] = []): Row[] {
   return rows.flatMap((row) => {
     const { values } = row;
-    if (values.SiteId === undefined && values.PriceListCode === undefined && values.PriceListId === undefined) return [row];
+    const named = values.SiteId !== undefined || values.PriceListCode !== undefined || values.PriceListId !== undefined;
+    // A row already of a target (its key names one) stays it; a bare Code goes to every site of `sites`.
+    if (!named && (sites.length === 0 || row.sku !== targetParts(row.sku).code)) return [row];
     const chosen: Record<string, unknown> = {};
     for (const field of row.fields) chosen[field] = values[field];
     for (const field of ['SiteId', 'PriceListCode', 'PriceListId']) if (values[field] !== undefined) chosen[field] = values[field];
-    return splitByTarget(row.sku, chosen, lists).map(({ key, fields }) => {
+    return splitByTarget(row.sku, chosen, lists, sites).map(({ key, fields }) => {
       const names = Object.keys(fields).filter((field) => field !== 'Code');
       return { ...row, sku: key, values: fields, fields: names };
     });

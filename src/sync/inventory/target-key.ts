@@ -92,6 +92,23 @@ export function priceListOf(fields: Record<string, unknown>, lists: readonly Pri
   return found;
 }
 
+/** The site ids of `inventory.sites`, in their order. */
+export function siteIdsOf(inventory: { sites: ReadonlyArray<{ siteId: number }> }): number[] {
+  return inventory.sites.map((site) => site.siteId);
+}
+
+/** Why a record's `SiteId` is not a target: with `inventory.sites`, it must be one of them. */
+export function siteIssues(fields: Record<string, unknown>, sites: readonly number[], record?: string): ValidationIssue[] {
+  const value = fields.SiteId;
+  if (value === undefined || value === null || sites.length === 0 || sites.includes(value as number)) return [];
+  return [{ record, field: 'SiteId', value, rule: `a site of inventory.sites (${sites.join(', ')})` }];
+}
+
+/** The targets a Code's stock is published to: each site of `sites`, else the default target. */
+export function stockTargets(code: string, sites: readonly number[]): string[] {
+  return sites.length === 0 ? [code] : sites.map((siteId) => keyOf({ code, siteId }));
+}
+
 /** Why a record's Code cannot be part of a target key; empty when it can. */
 export function codeIssues(code: string, record?: string): ValidationIssue[] {
   return code.includes(SITE) || code.includes(LIST) ? [{ record, field: 'Code', value: code, rule: 'no control characters \\u001e or \\u001f' }] : [];
@@ -114,14 +131,22 @@ export function targetKey(record: Pick<SourceRecord, 'fields'>, lists: readonly 
 /**
  * A record's values split by target: with a price list named, `Price` and `OfferPrice` go to the list's
  * target and the other fields to `(Code, SiteId)`; without, all to `(Code, SiteId)`. The fields naming
- * the target are left out. A record that names no site nor list gives one part, its fields as they are.
- * Call only with a record `priceListOf` accepted.
+ * the target are left out. A record that names no site nor list gives one part, its fields as they are;
+ * with `sites` (`inventory.sites`), a record naming no site gives the parts of each of them. Call only
+ * with a record `priceListOf` and `siteIssues` accepted.
  */
-export function splitByTarget(code: string, fields: Record<string, unknown>, lists: readonly PriceList[]): Array<{ key: string; fields: Record<string, unknown> }> {
+export function splitByTarget(
+  code: string,
+  fields: Record<string, unknown>,
+  lists: readonly PriceList[],
+  sites: readonly number[] = [],
+): Array<{ key: string; fields: Record<string, unknown> }> {
   const hasSite = fields.SiteId !== undefined;
   const named = fields.PriceListCode !== undefined || fields.PriceListId !== undefined;
   // The default target, as before targets (the cheap path: no copy of the fields).
-  if (!hasSite && !named) return [{ key: code, fields }];
+  if (!hasSite && !named && sites.length === 0) return [{ key: code, fields }];
+  // Several sites: a record naming none goes to each of them, its fields as they are.
+  if (!hasSite && sites.length > 0) return sites.flatMap((siteId) => splitByTarget(code, { ...fields, SiteId: siteId }, lists));
   const siteId = typeof fields.SiteId === 'number' ? fields.SiteId : undefined;
   const list = named ? priceListOf(fields, lists) : undefined;
   const listId = list !== undefined && 'id' in list ? list.id : undefined;

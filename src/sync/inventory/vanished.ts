@@ -12,8 +12,8 @@ import type { FlowDeps } from '../flow.js';
 import { DiffState, type VanishedEntry } from './diff-state.js';
 import { enqueueSkus } from './enqueue.js';
 import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
-import { snapshotEntries, type SnapshotRow } from './snapshot-entries.js';
-import { targetLabel, targetParts } from './target-key.js';
+import { snapshotEntries, type SnapshotRow, targetRows } from './snapshot-entries.js';
+import { siteIdsOf, targetLabel, targetParts } from './target-key.js';
 
 /** A source's `vanished.action`. */
 export type VanishedAction = VanishedEntry['action'];
@@ -49,7 +49,8 @@ export interface VanishOptions {
 export async function vanish(rt: InventoryRuntime, diffState: DiffState, source: string, items: readonly Vanishing[], options: VanishOptions): Promise<number> {
   if (items.length === 0) return 0;
   const at = rt.now();
-  const rows = items.flatMap((item) => vanishRow(source, item, options.action) ?? []);
+  // A bare Code vanished from every site of `inventory.sites`.
+  const rows = targetRows(items.flatMap((item) => vanishRow(source, item, options.action) ?? []), rt.config.inventory.priceLists, siteIdsOf(rt.config.inventory));
   let queued = 0;
   if (rows.length > 0) {
     const priorities = await rt.state.merge(await snapshotEntries(rt.state, rows, at, { resend: true }));

@@ -32,6 +32,7 @@ import type { StoreLoginRefusedError} from '../../store/errors.js';
 import { StoreNotFoundError, StoreRateLimitedError } from '../../store/errors.js';
 import type { InventoryUpdateInput } from '../../store/schemas/index.js';
 import { credentialsHoldMs, isLoginHold } from '../job-errors.js';
+import { placementOf } from './allocation.js';
 import { enqueueSkus, PRIORITY } from './enqueue.js';
 import { isStockInput, planStock } from './published-stock.js';
 import { RereadGate } from './reread-gate.js';
@@ -174,7 +175,7 @@ async function runSku(ctx: JobContext, sku: string, state: SkuState | undefined)
   const { rt, job, alone } = ctx;
   // Not an attempt: the SKU comes back after a short delay, once the other write is done.
   if (!state) return { sku, outcome: 'deferred', fields: [], settlements: [] };
-  const { send, settled, onApplied, passed } = plan(rt, state, job.data.force === true);
+  const { send, settled, onApplied, passed } = plan(rt, sku, state, job.data.force === true);
   const fields = [...send.keys()];
   const run = { sku, fields, settlements: [...settled] };
   // Booked reservations the ERP figure has passed apply to no figure from now on (they are per Code).
@@ -315,8 +316,8 @@ interface Plan {
  * Sorts the pending fields of a SKU into what to send and what to settle without sending. The stock is
  * planned apart (`planStock`): the store gets the published figure, recomputed on every job.
  */
-function plan(rt: InventoryRuntime, state: SkuState, force: boolean): Plan {
-  const stock = planStock(state, force, rt.config.inventory.safetyStock);
+function plan(rt: InventoryRuntime, sku: string, state: SkuState, force: boolean): Plan {
+  const stock = planStock(state, force, rt.config.inventory.safetyStock, placementOf(sku, rt.config.inventory));
   const send = new Map<string, PendingRead>();
   const settled: Settlement[] = [...stock.settled];
   if (stock.send) send.set('Stock', stock.send);
