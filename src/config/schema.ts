@@ -8,8 +8,8 @@ import { z } from 'zod';
 import { checkDiffSources, snapshotDiffOptions } from './diff-options.js';
 import { stockRounding, timeZone } from './erp-source-options.js';
 import { priceListsOption } from './price-list-options.js';
-import { allocationOption, checkSites, sitesOption } from './site-options.js';
 import { redisSchema } from './redis-options.js';
+import { allocationOption, checkSites, sitesOption } from './site-options.js';
 
 const cron = z.string().min(1).describe('a node-cron expression, seconds allowed: "*/30 * * * * *"');
 const positiveInt = z.number().int().positive();

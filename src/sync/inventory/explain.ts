@@ -154,7 +154,7 @@ async function explainWith(redis: Redis, deps: FlowDeps, sku: string, options: {
   return {
     sku,
     target,
-    siteId: targetParts(key).siteId ?? null,
+    siteId: siteId ?? null,
     priceListId: options.priceListId ?? null,
     erp,
     reservations: reservations.entries
