@@ -41,22 +41,22 @@ export function checkSites(inventory: { sites: readonly SiteOption[]; allocation
   const { sites, allocation } = inventory;
   const seen = new Set<number>();
   sites.forEach((site, i) => {
-    if (seen.has(site.siteId)) ctx.addIssue({ code: 'custom', path: ['inventory', 'sites', i, 'siteId'], message: `site ${site.siteId} is listed twice` });
+    if (seen.has(site.siteId)) ctx.addIssue({ code: 'custom', path: ['inventory', 'sites', i, 'siteId'], message: `each site listed once (site ${site.siteId} is listed twice)` });
     seen.add(site.siteId);
     if (allocation === 'shared' && site.share !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['inventory', 'sites', i, 'share'], message: `a share applies only with inventory.allocation: split (site ${site.siteId})` });
+      ctx.addIssue({ code: 'custom', path: ['inventory', 'sites', i, 'share'], message: `no share unless inventory.allocation is split (site ${site.siteId} has one)` });
     }
     if (allocation === 'split' && site.share === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['inventory', 'sites', i, 'share'], message: `inventory.allocation split needs a share for every site (site ${site.siteId} has none)` });
+      ctx.addIssue({ code: 'custom', path: ['inventory', 'sites', i, 'share'], message: `a share for every site under inventory.allocation: split (site ${site.siteId} has none)` });
     }
   });
   if (allocation === 'split') {
-    if (sites.length === 0) ctx.addIssue({ code: 'custom', path: ['inventory', 'allocation'], message: 'split needs inventory.sites' });
+    if (sites.length === 0) ctx.addIssue({ code: 'custom', path: ['inventory', 'allocation'], message: 'inventory.sites to split the stock among' });
     const total = sites.reduce((sum, site) => sum + (site.share ?? 0), 0);
     // A little slack for decimal fractions (0.7 + 0.2 + 0.1 is 1.0000000000000002 in floating point).
     if (total > 1 + 1e-9) {
       const named = sites.map((site) => `site ${site.siteId}: ${site.share ?? 0}`).join(', ');
-      ctx.addIssue({ code: 'custom', path: ['inventory', 'sites'], message: `the shares add up to ${Number(total.toFixed(6))}, more than 1 (${named})` });
+      ctx.addIssue({ code: 'custom', path: ['inventory', 'sites'], message: `shares adding up to at most 1 (they add up to ${Number(total.toFixed(6))}: ${named})` });
     }
   }
 }

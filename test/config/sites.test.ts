@@ -35,14 +35,14 @@ describe('inventory.sites and inventory.allocation', () => {
   });
 
   it('refuses shares over 1, naming them', () => {
-    expect(problems({ allocation: 'split', sites: [{ siteId: 1, share: 0.7 }, { siteId: 2, share: 0.5 }] })).toMatch(/the shares add up to 1\.2, more than 1 \(site 1: 0\.7, site 2: 0\.5\)/);
+    expect(problems({ allocation: 'split', sites: [{ siteId: 1, share: 0.7 }, { siteId: 2, share: 0.5 }] })).toMatch(/expected shares adding up to at most 1 \(they add up to 1\.2: site 1: 0\.7, site 2: 0\.5\)/);
   });
 
   it('refuses a site twice, a share without split, split without shares or sites, and a mistyped key', () => {
-    expect(problems({ sites: [{ siteId: 1 }, { siteId: 1 }] })).toMatch(/site 1 is listed twice/);
-    expect(problems({ sites: [{ siteId: 1, share: 0.5 }] })).toMatch(/a share applies only with inventory.allocation: split \(site 1\)/);
-    expect(problems({ allocation: 'split', sites: [{ siteId: 1, share: 0.5 }, { siteId: 2 }] })).toMatch(/needs a share for every site \(site 2 has none\)/);
-    expect(problems({ allocation: 'split' })).toMatch(/split needs inventory.sites/);
+    expect(problems({ sites: [{ siteId: 1 }, { siteId: 1 }] })).toMatch(/expected each site listed once \(site 1 is listed twice\)/);
+    expect(problems({ sites: [{ siteId: 1, share: 0.5 }] })).toMatch(/expected no share unless inventory.allocation is split \(site 1 has one\)/);
+    expect(problems({ allocation: 'split', sites: [{ siteId: 1, share: 0.5 }, { siteId: 2 }] })).toMatch(/expected a share for every site under inventory.allocation: split \(site 2 has none\)/);
+    expect(problems({ allocation: 'split' })).toMatch(/inventory.allocation: "split" — expected inventory.sites to split the stock among/);
     expect(problems({ sites: [{ siteId: 1, shares: 0.5 }] })).toMatch(/shares/);
     expect(problems({ allocation: 'even' })).toMatch(/allocation/);
   });

@@ -8,8 +8,11 @@
  * single write on the way stays within its site's part of the larger of the round's ERP figures. The
  * run prints its seed; SITES_SEED=n repeats one.
  */
+import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { loadConfig, packageRoot } from '../../../src/config/load.js';
 import type { SiteOption } from '../../../src/config/site-options.js';
 import { formatStoreDate } from '../../../src/simulator/clock.js';
 import { Random } from '../../../src/simulator/random.js';
@@ -29,9 +32,12 @@ const SITE_IDS = [1, 2, 3];
 const SAFETY = 1;
 const TIME_ZONE = 'America/Argentina/Buenos_Aires';
 
+/** config/examples/sites.yaml: three sites splitting the stock 0.5 / 0.3 / 0.2, one with its own safety stock, one capped. */
+const EXAMPLE = loadConfig({ configFile: join(packageRoot(), 'config', 'examples', 'sites.yaml'), env: {} }).inventory;
+
 const MODES = [
   { allocation: 'shared' as const, sites: [{ siteId: 1 }, { siteId: 2, safetyStock: 2 }, { siteId: 3, max: 12 }] },
-  { allocation: 'split' as const, sites: [{ siteId: 1, share: 0.5 }, { siteId: 2, share: 0.3, safetyStock: 1 }, { siteId: 3, share: 0.2, max: 6 }] },
+  { allocation: EXAMPLE.allocation, sites: EXAMPLE.sites },
 ];
 
 describe.each(MODES)('three sites, allocation $allocation', ({ allocation, sites: siteConfig }) => {
