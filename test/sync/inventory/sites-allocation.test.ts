@@ -67,6 +67,8 @@ describe.each(MODES)('three sites, allocation $allocation', ({ allocation, sites
             schedule: NEVER,
             changes: `SELECT code AS "Code", qty AS "Stock", modified AS cursor FROM ${scratch.schema}.stock
               WHERE CAST(:cursor AS timestamp) IS NULL OR modified > :cursor ORDER BY modified, code LIMIT :limit`,
+            snapshot: `SELECT code AS "Code", qty AS "Stock" FROM ${scratch.schema}.stock`,
+            diff: { schedule: NEVER },
           },
         ],
         reservations: { enabled: true, schedule: NEVER },
@@ -165,4 +167,23 @@ describe.each(MODES)('three sites, allocation $allocation', ({ allocation, sites
     expect(explained.allocation?.lines).toHaveLength(4);
     expect(explained.published?.value).toBe(h.sim.state.itemOn('AL-1', 2)?.item.Stock);
   }, 120_000);
+
+  it('zeroes a Code gone from the snapshot on every site', async () => {
+    // Plenty first, so that every site shows some.
+    await scratch.db.query(`UPDATE ${scratch.schema}.stock SET qty = 200, modified = clock_timestamp() AT TIME ZONE 'UTC' WHERE code = 'AL-4'`);
+    await flow.poll('erp');
+    await idle();
+    expect((await flow.diff('erp')).vanished).toBe(0);
+    await idle();
+    // (A site whose own sales exceed its capped part shows 0 already: nothing to write there.)
+    const showing = SITE_IDS.filter((siteId) => (h.sim.state.itemOn('AL-4', siteId)?.item.Stock ?? 0) > 0);
+    expect(showing.length).toBeGreaterThanOrEqual(2);
+    const before = h.sim.writes.length;
+    await scratch.db.query(`DELETE FROM ${scratch.schema}.stock WHERE code = 'AL-4'`);
+    expect((await flow.diff('erp')).vanished).toBe(1);
+    await idle();
+    const writes = h.sim.writes.slice(before).filter((write) => write.code === 'AL-4');
+    expect(writes.map((write) => write.fields.SiteId).sort()).toEqual(showing);
+    for (const siteId of SITE_IDS) expect(h.sim.state.itemOn('AL-4', siteId)?.item.Stock).toBe(0);
+  });
 });
