@@ -118,8 +118,8 @@ export interface ExportOneSaleOptions {
   /** Export even if it was exported before (the sink's own idempotency still applies). */
   force?: boolean;
   /**
-   * The sale's site (default: `sales.pull.siteId`, else `store.siteId` unless `inventory.sites` lists
-   * several, else the sale's own SiteId as the store gives it).
+   * The sale's site (default: `sales.pull.siteId`, else `store.siteId` when `inventory.sites` is empty,
+   * else the sale's own SiteId as the store gives it).
    */
   siteId?: number;
   /** A sink to use instead of `sales.sink` (the caller closes it). */
