@@ -53,8 +53,8 @@ function saleId(value: string): number {
 function describePull(report: PullReport): string {
   const window = report.from === null ? 'by external reference' : `${report.from} .. ${report.to} (store time zone)`;
   const lines = [
-    `${report.dryRun ? 'Dry run: nothing queued. ' : ''}Sales ${window}, site ${report.siteId ?? 'any'}, statuses ${report.statuses.join(',') || 'any'}`,
-    `seen ${report.seen}  ${report.dryRun ? 'would queue' : 'queued'} ${report.queued}  already queued ${report.alreadyQueued}  retried ${report.retried}  refused ${report.refused}  done ${report.done}  settling ${report.skippedSettling}  other status ${report.skippedStatus}`,
+    `${report.dryRun ? 'Dry run: nothing queued. ' : ''}Sales ${window}, ${report.siteIds.length > 1 ? 'sites' : 'site'} ${report.siteIds.join(', ') || 'any'}, statuses ${report.statuses.join(',') || 'any'}`,
+    `seen ${report.seen}  ${report.dryRun ? 'would queue' : 'queued'} ${report.queued}  already queued ${report.alreadyQueued}  retried ${report.retried}  refused ${report.refused}  done ${report.done}  settling ${report.skippedSettling}  other status ${report.skippedStatus}${report.skippedSite > 0 ? `  other site ${report.skippedSite}` : ''}`,
   ];
   if (report.dryRun && report.sales.length > 0) lines.push('', formatTable(report.sales as unknown as Array<Record<string, unknown>>));
   if (!report.dryRun && report.queued > 0) lines.push('The running daemon\'s workers export the queued sales.');
@@ -93,7 +93,7 @@ export function registerSalesCommands(program: Command, ctx: CliContext): void {
     .argument('<id>', 'sale id')
     .description('export one sale to the ERP now and acknowledge it on the store')
     .option('--force', 'export again even if it was exported before (an acknowledged sale is not acknowledged again)')
-    .option('--site <n>', 'the sale\'s site (default: sales.pull.siteId, store.siteId, else the sale\'s own)')
+    .option('--site <n>', 'the sale\'s site (default: sales.pull.siteId, else store.siteId without inventory.sites, else the sale\'s own)')
     .option('--json', 'print the outcome as JSON')
     .action(async (id: string, options: ExportOptions) => {
       const values = new OptionValues();
@@ -134,7 +134,7 @@ export function registerSalesCommands(program: Command, ctx: CliContext): void {
     .command('processed')
     .argument('<ids...>', 'sale ids the ERP has booked')
     .description('tell storesync the ERP has booked these sales, releasing their reservations (README, "Overselling")')
-    .option('--site <n>', 'the sales\' site (default: sales.pull.siteId, else store.siteId)')
+    .option('--site <n>', 'the sales\' site (default: sales.pull.siteId, else store.siteId without inventory.sites)')
     .option('--booked-at <time>', 'when the ERP booked them, ISO 8601 with a zone (default: now)')
     .option('--json', 'print the outcome as JSON')
     .action(async (ids: string[], options: { site?: string; bookedAt?: string; json?: boolean }) => {
@@ -145,7 +145,7 @@ export function registerSalesCommands(program: Command, ctx: CliContext): void {
       values.check('sales processed');
       const siteId = site ?? pullSiteId(ctx.config());
       if (siteId === null) {
-        throw new ValidationError([{ field: '--site', value: undefined, rule: 'required when neither sales.pull.siteId nor store.siteId is set' }], 'sales processed');
+        throw new ValidationError([{ field: '--site', value: undefined, rule: 'required when neither sales.pull.siteId nor store.siteId is set, and with inventory.sites (a sale may be on any of them)' }], 'sales processed');
       }
       const outcomes = await withFlowDeps(ctx, (deps) => markSalesProcessed(deps, { siteId, saleIds, ...(bookedAt === undefined ? {} : { bookedAt }) }));
       if (options.json) printResult(ctx.io, outcomes, true);

@@ -287,6 +287,7 @@ export const configSchema = z.object({
         .object({
           schedule: cron.default('0 */2 * * * *'),
           statuses: z.array(z.number().int()).min(1).default([1]),
+          /** The one site this process pulls; unset: see `pullSites` (src/sync/sales/pull-sites.ts). */
           siteId: positiveInt.optional(),
           lookbackHours: positiveInt.default(48),
           settleMinutes: nonNegativeInt.default(0),

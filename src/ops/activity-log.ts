@@ -120,9 +120,11 @@ export class ActivityLog {
   watchSales(events: TypedEmitter<SalesEvents>): void {
     this.#on(events, 'sales:pull:done', (report) => {
       if (report.queued + report.retried + report.rejected === 0) return;
+      // Which sites only when several were read: one site's line reads as it always did.
+      const sites = report.siteIds.length > 1 ? ` (sites ${report.siteIds.join(', ')})` : '';
       this.#logger.info(
-        { flow: 'sales', kind: 'pull', seen: report.seen, queued: report.queued, retried: report.retried, rejected: report.rejected },
-        `sales pull: ${report.seen} sales seen, ${report.queued} queued, ${report.retried} retried, ${report.rejected} set aside`,
+        { flow: 'sales', kind: 'pull', siteIds: report.siteIds, seen: report.seen, queued: report.queued, retried: report.retried, rejected: report.rejected },
+        `sales pull${sites}: ${report.seen} sales seen, ${report.queued} queued, ${report.retried} retried, ${report.rejected} set aside`,
       );
     });
     this.#on(events, 'sales:exported', () => void (this.#counts.sales.exported += 1));

@@ -36,7 +36,7 @@ export function parseProcessedBody(body: unknown, defaultSiteId: number | null):
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return [{ field: '(body)', value: body, rule: 'a JSON object' }];
   const { siteId = defaultSiteId, saleIds, bookedAt, ...rest } = body as Record<string, unknown>;
   const issues: ValidationIssue[] = Object.keys(rest).map((field) => ({ field, value: rest[field], rule: `not a known field${didYouMean(field, PROCESSED_FIELDS)}` }));
-  if (!isPositiveInt(siteId)) issues.push({ field: 'siteId', value: siteId, rule: 'a positive integer (required when neither sales.pull.siteId nor store.siteId is set)' });
+  if (!isPositiveInt(siteId)) issues.push({ field: 'siteId', value: siteId, rule: 'a positive integer (required when neither sales.pull.siteId nor store.siteId is set, and with inventory.sites)' });
   if (!Array.isArray(saleIds) || saleIds.length === 0 || !saleIds.every(isPositiveInt)) {
     issues.push({ field: 'saleIds', value: saleIds, rule: 'a non-empty array of positive integers' });
   }

@@ -27,6 +27,8 @@ export const faultSettingsSchema = z.object({
   successFalseRate: rate,
   /** Sale listing ignores `offset` (an older server): clients must detect the repeated page. */
   ignoreOffset: z.boolean(),
+  /** Sale listing ignores `siteId` and answers every site's sales: clients must check each sale's `SiteId`. */
+  ignoreSaleSiteFilter: z.boolean(),
   // --- Variance: behaviours the spec allows but does not pin down. `VARIANCE_PROFILE` turns them all on.
   /** Most sales one listing page returns whatever `limit` asks (0: no cap); the spec gives no maximum. */
   saleLimitCap: z.number().int().nonnegative(),
@@ -41,6 +43,8 @@ export const faultSettingsSchema = z.object({
   malformedItemCodes: z.array(z.string()),
   /** Inventory writes (PUT, POST) of these codes answer HTTP 500: a store that fails on one item only. */
   failingItemCodes: z.array(z.string()),
+  /** Sale listings asking for one of these sites (`siteId`) answer HTTP 500: a store that fails on one site only. */
+  failingSaleSiteIds: z.array(z.number().int()),
   /** `PUT /Api/Sale/{id}` replaces instead of merging: update fields it did not receive are emptied. */
   replacingSalePut: z.boolean(),
   /** Successful writes (PUT/POST) answer a body that is empty, `OK` or HTML instead of JSON. */
@@ -63,11 +67,13 @@ export const DEFAULT_FAULTS: Readonly<FaultSettings> = Object.freeze({
   hashTtlS: 1800,
   successFalseRate: 0,
   ignoreOffset: false,
+  ignoreSaleSiteFilter: false,
   saleLimitCap: 0,
   looseTypes: false,
   malformedSaleIds: [],
   malformedItemCodes: [],
   failingItemCodes: [],
+  failingSaleSiteIds: [],
   replacingSalePut: false,
   nonJsonWriteBodies: false,
 });

@@ -46,7 +46,9 @@ function saleFilter(ctx: SimContext, q: Query): (s: StoredSale) => boolean {
   const reference = q.get('external_reference');
   const subStatus = q.int('subStatus');
   const payMethodId = q.int('payMethodId');
-  const siteId = q.int('siteId');
+  const askedSite = q.int('siteId');
+  // `ignoreSaleSiteFilter`: the parameter is still checked, then not applied.
+  const siteId = ctx.faults.current.ignoreSaleSiteFilter ? undefined : askedSite;
   const email = q.get('email')?.toLowerCase();
   const idNumber = q.get('identification_number');
   const phone = q.get('last_digits_phone');
@@ -79,6 +81,10 @@ function list(ctx: SimContext, { query: q }: RouteRequest): RouteReply {
   const offset = q.int('offset');
   if ((limit !== undefined && limit < 0) || (offset !== undefined && offset < 0)) {
     throw new HttpError(400, 'limit and offset must not be negative');
+  }
+  const siteId = q.int('siteId');
+  if (siteId !== undefined && ctx.faults.current.failingSaleSiteIds.includes(siteId)) {
+    throw new HttpError(500, `Internal error while listing the sales of site ${siteId}`);
   }
   const matches = ctx.state.sales.filter(saleFilter(ctx, q));
   const { ignoreOffset, saleLimitCap } = ctx.faults.current;

@@ -16,6 +16,7 @@ import { scheduledFailureLevel } from '../job-errors.js';
 import { startFlow } from '../lifecycle.js';
 import { exportSale } from './export-sale.js';
 import { runPull } from './pull.js';
+import { pullSites } from './pull-sites.js';
 import { openSalesRuntime, pullSiteId, salesEnabled, type SalesRuntime } from './runtime.js';
 import type { SaleOutcome, SalesEvents } from './types.js';
 import { startSalesWorker } from './worker.js';
@@ -71,7 +72,7 @@ export async function startSalesFlow(deps: FlowDeps, options: SalesFlowOptions):
     ],
   });
   const scheduled = options.role !== 'worker' && deps.config.sales.enabled;
-  flow.rt.logger.info({ role: options.role, siteId: pullSiteId(deps.config), sink: options.sink?.kind ?? deps.config.sales.sink?.kind, scheduled }, 'sales flow started');
+  flow.rt.logger.info({ role: options.role, siteIds: pullSites(deps.config).siteIds, sink: options.sink?.kind ?? deps.config.sales.sink?.kind, scheduled }, 'sales flow started');
 
   return {
     name: 'sales',
@@ -116,7 +117,10 @@ async function checkSink(rt: SalesRuntime): Promise<void> {
 export interface ExportOneSaleOptions {
   /** Export even if it was exported before (the sink's own idempotency still applies). */
   force?: boolean;
-  /** The sale's site (default: `sales.pull.siteId`, `store.siteId`, else the sale's own SiteId). */
+  /**
+   * The sale's site (default: `sales.pull.siteId`, else `store.siteId` when `inventory.sites` is empty,
+   * else the sale's own SiteId as the store gives it).
+   */
   siteId?: number;
   /** A sink to use instead of `sales.sink` (the caller closes it). */
   sink?: SalesSink;

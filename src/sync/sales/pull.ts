@@ -6,6 +6,9 @@
  * The window runs from `lookbackHours` before the last complete pull (the watermark, UTC in Redis) to
  * one day after now, as calendar days in the store's zone: a sale of 23:30 local time, or one stamped
  * by a store clock running ahead, is always inside it.
+ *
+ * With `inventory.sites` a pull reads each site in turn, with its own watermark (pull-sites.ts says
+ * which sites, and what a failing one does); a sale is keyed by the site it was read from.
  */
 import { storeInstant } from '../../erp/sinks/sale-rows.js';
 import { formatQueryDate } from '../../store/dates.js';
@@ -15,7 +18,8 @@ import type { Sale } from '../../store/schemas/index.js';
 import type { FlowDeps } from '../flow.js';
 import { reservationPullStatuses } from '../inventory/reservation-sync.js';
 import { updatePendingGauge } from './export-sale.js';
-import { openSalesRuntime, pullSiteId, type SalesRuntime } from './runtime.js';
+import { pullEachSite, pullSites } from './pull-sites.js';
+import { openSalesRuntime, type SalesRuntime } from './runtime.js';
 import type { SaleKey } from './sale-state.js';
 import type { PullAction, PullReport, SalesJobData } from './types.js';
 
@@ -86,12 +90,30 @@ async function* salesToPull(
   );
 }
 
-/** Runs one pull on an open runtime; see the module comment. */
+/** Runs one pull on an open runtime, one read per site; see the module comment. */
 export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Promise<PullReport> {
-  const { config } = rt;
   const startedAt = rt.now();
+  const sites = pullSites(rt.config);
+  const report = await pullEachSite(sites, (siteId) => pullSite(rt, options, { siteId, perSite: sites.perSite, startedAt }), rt.logger);
+  if (!report.dryRun) rt.metrics.markSuccess('sales');
+  // The activity log writes the line of a pull that queued something (sales:pull:done).
+  rt.logger.debug({ ...report, sales: undefined }, report.dryRun ? 'sales pull (dry run)' : 'sales pulled');
+  return report;
+}
+
+/** What one site's read works with. */
+interface SiteRead {
+  /** The `siteId` filter sent (null: none); a sale's key takes it, else the sale's own SiteId. */
+  siteId: number | null;
+  /** Skip sales naming another site (see `PullSites.perSite`). */
+  perSite: boolean;
+  startedAt: number;
+}
+
+/** Reads one site, queues its sales and, on a scheduled pull whose paging completed, moves its watermark. */
+async function pullSite(rt: SalesRuntime, options: PullOptions, { siteId, perSite, startedAt }: SiteRead): Promise<PullReport> {
+  const { config } = rt;
   const timeZone = config.store.timeZone;
-  const siteId = pullSiteId(config);
   const byReference = options.externalReferences !== undefined;
   // A scheduled pull moves the watermark; a pull of a chosen window or of chosen sales does not.
   const scheduled = !byReference && options.from === undefined && options.to === undefined;
@@ -114,6 +136,7 @@ export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Prom
   const report: PullReport = {
     dryRun,
     siteId,
+    siteIds: siteId === null ? [] : [siteId],
     from,
     to,
     statuses: byReference ? [] : statuses,
@@ -125,6 +148,7 @@ export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Prom
     done: 0,
     skippedSettling: 0,
     skippedStatus: 0,
+    skippedSite: 0,
     rejected: 0,
     pagingStopped: null,
     sales: [],
@@ -150,6 +174,10 @@ export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Prom
     onPagingStop: (stop) => void (report.pagingStopped = stop.reason),
   };
   for await (const sale of salesToPull(rt, options, { siteId, statuses: queried, from, to }, read)) {
+    if (perSite && typeof sale.SiteId === 'number' && sale.SiteId > 0 && sale.SiteId !== siteId) {
+      report.skippedSite += 1;
+      continue;
+    }
     const key: SaleKey = { siteId: siteId ?? sale.SiteId ?? 0, saleId: sale.Id };
     const id = `${key.siteId}:${key.saleId}`;
     if (seen.has(id)) continue;
@@ -224,10 +252,7 @@ export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Prom
     await updatePendingGauge(rt);
     // Paging cut short by a guard may have missed sales: the next pull starts from the same place.
     if (scheduled && report.pagingStopped === null) await rt.state.setWatermark(watermarkKey, startedAt);
-    rt.metrics.markSuccess('sales');
   }
-  // The activity log writes the line of a pull that queued something (sales:pull:done).
-  rt.logger.debug({ ...report, sales: undefined }, dryRun ? 'sales pull (dry run)' : 'sales pulled');
   return report;
 }
 

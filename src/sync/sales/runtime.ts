@@ -41,9 +41,13 @@ export function salesJobOptions(config: Readonly<Config>) {
   return retryingJobOptions(config, config.sales, 0.3);
 }
 
-/** The site a pull and its jobs are keyed by: `sales.pull.siteId`, else `store.siteId`, else none. */
+/**
+ * The one site every sale is keyed by: `sales.pull.siteId`, else `store.siteId` when `inventory.sites`
+ * is empty. Null when each sale's own site decides: no site configured, or several (`inventory.sites`:
+ * the pull reads each, see pull-sites.ts, and a sale named by id alone takes the `SiteId` the store gives).
+ */
 export function pullSiteId(config: Readonly<Config>): number | null {
-  return config.sales.pull.siteId ?? config.store.siteId ?? null;
+  return config.sales.pull.siteId ?? (config.inventory.sites.length > 0 ? null : (config.store.siteId ?? null));
 }
 
 /** True when sales sync runs: only with an explicitly configured `sales.sink`. */

@@ -37,9 +37,14 @@ export interface PulledSale {
 /** What one pull saw and did. */
 export interface PullReport {
   dryRun: boolean;
-  /** The site filter sent to the store (null: none). */
+  /** The site filter sent to the store (null: none, or several sites: see `siteIds`). */
   siteId: number | null;
-  /** The query window, as sent (`YYYY-MM-DD`, store zone); null in external-reference mode. */
+  /** The sites read, one query each, in order (empty: one query without a site filter). */
+  siteIds: number[];
+  /**
+   * The query window, as sent (`YYYY-MM-DD`, store zone); null in external-reference mode. Each site has
+   * its own watermark: over several sites, from the earliest start to the latest end.
+   */
   from: string | null;
   to: string | null;
   statuses: number[];
@@ -59,6 +64,11 @@ export interface PullReport {
   skippedSettling: number;
   /** Sales whose status is not among those pulled (a store ignoring the filter). */
   skippedStatus: number;
+  /**
+   * Sales naming another site than the one asked for (a store ignoring the `siteId` filter), read site
+   * by site from `inventory.sites`: left to their own site's read, not counted in `seen`.
+   */
+  skippedSite: number;
   /** Sales the store sent that did not fit (parked in `store-rejects`, read again by the next pull). */
   rejected: number;
   /** Why paging stopped before an empty page (the watermark then stays), or null. */
