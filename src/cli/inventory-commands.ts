@@ -100,7 +100,7 @@ async function resyncInventory(ctx: CliContext, options: ResyncInventoryOptions)
 function describe(report: ReconcileReport): string {
   const lines = [
     `${report.dryRun ? 'Dry run: nothing written. ' : ''}Sources: ${report.sources.join(', ') || '(none with a snapshot)'}`,
-    `Sites read: ${report.sites.map((site) => site ?? 'all').join(', ')}`,
+    `Sites read: ${report.sites.map((site) => site ?? 'all').join(', ')}${report.priceLists.length > 0 ? `; price lists read: ${report.priceLists.join(', ')}` : ''}`,
     `ERP records: ${report.erpRecords}  store items: ${report.storeItems}  rejected ERP records: ${report.rejected}  rejected store items: ${report.storeRejected}`,
     `Differences: ${report.differences} in ${report.itemsWithDifferences} SKUs; missing on the store: ${report.missingOnStore}; on other sites: ${report.onOtherSites}`,
     `${report.dryRun ? 'Jobs that would be queued' : 'Jobs queued'}: ${report.queued}`,
@@ -108,7 +108,9 @@ function describe(report: ReconcileReport): string {
   const perField = Object.entries(report.perField).map(([field, count]) => ({ field, differences: count }));
   if (perField.length > 0) lines.push('', formatTable(perField));
   if (report.sample.length > 0) {
-    lines.push('', `First ${report.sample.length} differences:`, formatTable(report.sample as unknown as Array<Record<string, unknown>>, ['sku', 'field', 'erp', 'store', 'siteId']));
+    // The target names the site and price list that differ; the default target is the bare SKU.
+    const rows = report.sample.map(({ sku, target, field, erp, store, siteId }) => ({ target: target ?? sku, field, erp, store, siteId }));
+    lines.push('', `First ${report.sample.length} differences:`, formatTable(rows, ['target', 'field', 'erp', 'store', 'siteId']));
   }
   if (report.missingSample.length > 0) lines.push('', `Missing on the store (first ${report.missingSample.length}): ${report.missingSample.join(', ')}`);
   if (report.orphans.checked) lines.push('', describeOrphans(report));

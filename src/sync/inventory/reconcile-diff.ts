@@ -8,7 +8,7 @@ import { sameValue } from './compare.js';
 import { PRIORITY } from './enqueue.js';
 import type { ErpSnapshot } from './erp-snapshot.js';
 import { LOCAL_FIELDS } from './published-stock.js';
-import { PRICE_FIELDS, TARGET_FIELDS } from './target-key.js';
+import { type PriceList, targetLabel } from './target-key.js';
 import type { FieldDifference, ReconcileReport } from './types.js';
 
 /** The fields a reconcile compares: what an ERP may provide for the store, except the key. */
@@ -34,36 +34,49 @@ function storeValue(item: InventoryItem, field: string): unknown {
   return value === null || isOpaque(item, field) ? undefined : value;
 }
 
+/** One comparison of an ERP row with a store item: which fields, and where the difference goes. */
+export interface Compared {
+  /** The fields compared (`TargetRules` decides them by the read). */
+  fields: readonly string[];
+  /** What the store should show for Stock: the published figure of the target. */
+  stock: unknown;
+  /** The site the store was read on (null: no site filter). */
+  siteId: number | null;
+  /** The price list the store was read for (undefined: its default list). */
+  priceListId: number | undefined;
+  /** The target a difference is queued for, and the lists that name it in labels. */
+  key: string;
+  lists: readonly PriceList[];
+}
+
 /**
- * Compares what the store should show (the row's fields, `stock` for Stock) with one store item of the
- * SKU; counts into `report`; returns the differing fields.
+ * Compares what the store should show (the row's `fields`, the published stock for Stock) with one store
+ * item; counts into `report`; returns the differing fields.
  */
-export function diffRecord(
-  report: ReconcileReport,
-  item: InventoryItem,
-  siteId: number | null,
-  snapshot: ErpSnapshot,
-  row: number,
-  stock: unknown,
-  sampleSize: number,
-): string[] {
+export function diffRecord(report: ReconcileReport, item: InventoryItem, snapshot: ErpSnapshot, row: number, compared: Compared, sampleSize: number): string[] {
   const changed: string[] = [];
-  // A row of a price list: the store was read for its default list, so the list's prices are not compared.
-  const listed = snapshot.value(row, 'PriceListCode') != null || snapshot.value(row, 'PriceListId') != null;
-  for (const field of snapshot.fieldNames(row)) {
-    if (LOCAL_FIELDS.has(field) || isOpaque(item, field)) continue;
-    if (listed && (PRICE_FIELDS.has(field) || TARGET_FIELDS.has(field))) continue;
-    const erp = field === 'Stock' ? stock : snapshot.value(row, field);
+  for (const field of compared.fields) {
+    if (isOpaque(item, field)) continue;
+    const erp = field === 'Stock' ? compared.stock : snapshot.value(row, field);
     const store = storeValue(item, field);
     if (sameValue(erp, store)) continue;
     changed.push(field);
     report.differences++;
     report.perField[field] = (report.perField[field] ?? 0) + 1;
-    if (report.sample.length < sampleSize) report.sample.push(difference(item.Code, field, erp, store, siteId));
+    if (report.sample.length < sampleSize) report.sample.push(difference(item.Code, field, erp, store, compared));
   }
   return changed;
 }
 
-function difference(sku: string, field: string, erp: unknown, store: unknown, siteId: number | null): FieldDifference {
-  return { sku, field, erp, store: store ?? null, ...(siteId === null ? {} : { siteId }) };
+/** A sample entry; the target's label only where it is not the bare Code (the default target). */
+function difference(sku: string, field: string, erp: unknown, store: unknown, compared: Compared): FieldDifference {
+  return {
+    sku,
+    field,
+    erp,
+    store: store ?? null,
+    ...(compared.siteId === null ? {} : { siteId: compared.siteId }),
+    ...(compared.priceListId === undefined ? {} : { priceListId: compared.priceListId }),
+    ...(compared.key === sku ? {} : { target: targetLabel(compared.key, compared.lists) }),
+  };
 }

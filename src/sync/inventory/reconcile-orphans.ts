@@ -15,13 +15,15 @@
  * Only items whose store value the action changes count and are queued (Stock not 0; still published
  * for `unpublish`): once done, the next reconcile has nothing to do nor to hold. The values go through
  * the pending state as forced values with the version the store last took, like a snapshot row without
- * a cursor: a SKU that comes back in the ERP with a newer change wins. The state is per SKU, so an
- * orphan on several sites is acted on the first site read, the next site by the next reconcile.
+ * a cursor: a SKU that comes back in the ERP with a newer change wins. Each site's item is a target of
+ * its own (`CODE (site 2)`), so an orphan on several sites read is acted on every one of them in the same
+ * run; a read without a site filter acts on the default target (the bare Code), once per code.
  */
 import type { InventoryItem } from '../../store/schemas/index.js';
 import { exceedsMassGuard } from './mass-guard.js';
 import type { QueueItem } from './reconcile-queue.js';
 import type { InventoryRuntime } from './runtime.js';
+import { keyOf } from './target-key.js';
 import type { OrphanReport, ReconcileReport } from './types.js';
 
 /** The source name orphan values are merged under (pending entries, `inventory explain`, metrics). */
@@ -31,8 +33,8 @@ export const ORPHANS_SOURCE = 'reconcile-orphans';
 export class OrphanTally {
   readonly #action: OrphanReport['action'];
   readonly #sampleSize: number;
-  /** Code → the site it was read on (null: unfiltered), for the orphans the action changes. */
-  readonly #toChange = new Map<string, number | null>();
+  /** The targets (the code on the site it was read on; unfiltered: the bare code) the action changes. */
+  readonly #toChange = new Set<string>();
   readonly #seen = new Set<string>();
   readonly sample: string[] = [];
 
@@ -48,7 +50,7 @@ export class OrphanTally {
       this.#seen.add(code);
       if (this.sample.length < this.#sampleSize) this.sample.push(code);
     }
-    if (this.#action !== 'report' && !this.#toChange.has(code) && changes(this.#action, item)) this.#toChange.set(code, siteId);
+    if (this.#action !== 'report' && changes(this.#action, item)) this.#toChange.add(keyOf({ code, ...(siteId === null ? {} : { siteId }) }));
   }
 
   /** Distinct orphan codes seen. */
@@ -56,13 +58,10 @@ export class OrphanTally {
     return this.#seen.size;
   }
 
-  /** The values to queue for the action, one item per code it changes. */
+  /** The values to queue for the action, one item per target it changes. */
   queueItems(): QueueItem[] {
     const values = actionValues(this.#action);
-    return [...this.#toChange].map(([sku, siteId]) => {
-      const withSite = siteId === null ? values : { ...values, SiteId: siteId };
-      return { source: ORPHANS_SOURCE, cursor: null, sku, values: withSite, fields: Object.keys(withSite) };
-    });
+    return [...this.#toChange].map((sku) => ({ source: ORPHANS_SOURCE, cursor: null, sku, values, fields: Object.keys(values) }));
   }
 
   get toChange(): number {

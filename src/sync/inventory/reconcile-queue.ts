@@ -4,16 +4,16 @@
  */
 import type { SourceRecord } from '../../erp/types.js';
 import { enqueueSkus, PRIORITY } from './enqueue.js';
-import type { ErpSnapshot } from './erp-snapshot.js';
 import { LOCAL_FIELDS, storeFields } from './published-stock.js';
 import type { InventoryRuntime } from './runtime.js';
 import { snapshotEntries, targetRows } from './snapshot-entries.js';
 import { codeOf, siteIdsOf } from './target-key.js';
 
-/** A SKU's fields to queue, from one source's record. */
+/** A target's fields to queue, from one source's record. */
 export interface QueueItem {
   source: string;
   cursor: SourceRecord['cursor'];
+  /** The target's key (a bare Code, or one whose values name the target, is split by `targetRows`). */
   sku: string;
   values: Record<string, unknown>;
   fields: string[];
@@ -28,22 +28,12 @@ export function storeValues(fields: Record<string, unknown>): Record<string, unk
   return fields;
 }
 
-/** Of an ERP row's fields, those the store should show (not the fields storesync keeps). */
-export function valueFields(fields: readonly string[]): string[] {
-  return fields.filter((field) => !LOCAL_FIELDS.has(field));
-}
-
-/** An ERP row's fields to queue. */
-export function queueItem(erp: ErpSnapshot, row: number, sku: string, fields: string[]): QueueItem {
-  return { source: erp.source(row), cursor: erp.cursor(row), sku, values: erp.fields(row), fields };
-}
-
 /** Merges the chosen fields as forced pending values (versioned as `snapshotEntries` says) and queues their SKUs. */
 export async function queueForced(rt: InventoryRuntime, toQueue: readonly QueueItem[], priorities: ReadonlyMap<string, number>): Promise<number> {
   if (toQueue.length === 0) return 0;
   const rows = targetRows(toQueue, rt.config.inventory.priceLists, siteIdsOf(rt.config.inventory));
   await rt.state.merge(await snapshotEntries(rt.state, rows, rt.now(), { force: true }));
-  // Priorities are per Code: a site's or a price list's target takes its Code's.
+  // Priorities are per target; a target `targetRows` split from a bare Code takes its Code's.
   const byTarget = rows.some(({ sku }) => !priorities.has(sku)) ? new Map(rows.map(({ sku }) => [sku, priorities.get(sku) ?? priorities.get(codeOf(sku)) ?? PRIORITY.other])) : priorities;
   return enqueueSkus(
     rt.queue,

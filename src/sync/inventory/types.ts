@@ -76,6 +76,10 @@ export interface FieldDifference {
   store: unknown;
   /** The store site the value was read from, when the reconcile reads by site. */
   siteId?: number;
+  /** The price list the value was read from (`pricelistId`), when not the store's default list. */
+  priceListId?: number;
+  /** The target that differs (`SKU-1 (site 2, price list WHOLESALE)`), when not the default target (the bare Code). */
+  target?: string;
 }
 
 /** What a reconcile found and did. */
@@ -84,17 +88,23 @@ export interface ReconcileReport {
   sources: string[];
   /** Sites read from the store; `null` stands for "no site filter". */
   sites: Array<number | null>;
+  /** Price lists read from the store (`pricelistId`) besides its default list: those the ERP records name. */
+  priceLists: number[];
   erpRecords: number;
   storeItems: number;
   /** Field differences in total and per field. */
   differences: number;
   perField: Record<string, number>;
-  /** SKUs with at least one difference. */
+  /** Targets with at least one difference (a SKU differing on two sites counts twice). */
   itemsWithDifferences: number;
   /** The first differences (up to `sampleSize`). */
   sample: FieldDifference[];
-  /** ERP SKUs the store does not have, on any site. */
+  /**
+   * Targets the store lacks: an ERP SKU not on a site its targets are on (a SKU on site 1 only is missing
+   * on site 2 when site 2 is one of `inventory.sites`); a default target, when no site read shows it.
+   */
   missingOnStore: number;
+  /** Their labels (`SKU-1`, `SKU-1 (site 2)`). */
   missingSample: string[];
   /** ERP SKUs the store has only on sites the configuration does not write to: reported, not compared nor created. */
   onOtherSites: number;
