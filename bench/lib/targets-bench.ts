@@ -240,7 +240,10 @@ export interface ArmFigures {
   writes: number;
   rawPerS: number;
   perS: number;
+  /** The best rate over the best raw loop, as the throughput benchmark pairs them. */
   ratio: number;
+  /** Each round's rate over the raw loop run just before it, as a cli cell pairs them. */
+  roundRatios: number[];
   daemonCpuMs: number;
   redisCommands: number;
   redisCpuMs: number;
@@ -258,6 +261,7 @@ function best(cells: readonly TargetsCell[]): ArmFigures {
     rawPerS,
     perS,
     ratio: ratio(perS, rawPerS),
+    roundRatios: cells.map((c) => ratio(c.perS, c.rawPerS)),
     daemonCpuMs: min((c) => c.daemonCpuMs),
     redisCommands: min((c) => c.redisCommands),
     redisCpuMs: min((c) => c.redisCpuMs),
@@ -269,6 +273,10 @@ function summarize(options: TargetsBenchOptions, item: ArmFigures, target: ArmFi
   const { codes, latencyMs, concurrency } = options;
   const at = `latency ${latencyMs} ms, concurrency ${concurrency}`;
   const of = item.rounds > 1 ? `, best of ${item.rounds} rounds` : '';
+  const versusRaw = (f: ArmFigures): string => {
+    const pairs = f.roundRatios.length > 1 ? `; each round against its own raw loop ${f.roundRatios.join(', ')}` : '';
+    return `${f.ratio} (${f.ratio >= 0.95 ? 'goal ≥ 0.95 met' : `goal ≥ 0.95 missed by ${round(0.95 - f.ratio, 3)}`}${pairs})`;
+  };
   const goal = (f: ArmFigures): string => {
     const cpu = f.daemonCpuMs <= 0.5 ? 'met' : `missed (${round(f.daemonCpuMs / 0.5, 1)}×)`;
     const commands = f.redisCommands <= 20 ? 'met' : `missed (${round(f.redisCommands / 20, 1)}×)`;
@@ -289,14 +297,14 @@ function summarize(options: TargetsBenchOptions, item: ArmFigures, target: ArmFi
       measure: `one site, default price list: storesync run updates/s, ${item.writes} items (a stock and a price row each), ${at}${of}`,
       value: `${item.perS}/s`,
       baseline: `raw undici loop ${item.rawPerS}/s`,
-      verdict: `${item.ratio} (${item.ratio >= 0.95 ? 'goal ≥ 0.95 met' : `goal ≥ 0.95 missed by ${round(0.95 - item.ratio, 3)}`})`,
+      verdict: versusRaw(item),
     },
     { measure: 'one site, default price list: cost per synced item', value: cost(item), baseline: 'goal ≤ 0.5 ms CPU, ≤ 20 commands', verdict: goal(item) },
     {
       measure: `${sites}: storesync run target writes/s, ${codes} Codes → ${codes * SITES.length} stock + ${codes * SITES.length * PRICE_LISTS.length} price targets (tabBin without SiteId, tabItem Price by PriceListCode), ${at}${of}`,
       value: `${target.perS}/s`,
       baseline: `raw undici loop, the same ${target.writes} PUTs ${target.rawPerS}/s`,
-      verdict: `${target.ratio} (${target.ratio >= 0.95 ? 'goal ≥ 0.95 met' : `goal ≥ 0.95 missed by ${round(0.95 - target.ratio, 3)}`})`,
+      verdict: versusRaw(target),
     },
     { measure: `${sites}: cost per synced target`, value: cost(target), baseline: 'goal ≤ 0.5 ms CPU, ≤ 20 commands', verdict: goal(target) },
     {
