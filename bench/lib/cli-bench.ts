@@ -19,15 +19,15 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { waitFor } from '../../src/wait-for.js';
 import { type ErpRow, sku } from './bench-erp.js';
 import { type CliDaemon, startCliDaemon } from './cli-daemon.js';
 import { type BenchEnvironment, STORE_PASSWORD, STORE_USER } from './environment.js';
 import { freshBodies, itemsFor, WARM_UP_FIRST_SKU } from './put-bodies.js';
 import { login, type PutBody, rawPutLoop } from './raw-loops.js';
-import { commandDelta } from './redis-server.js';
 import type { BenchResult } from './results.js';
 import { rate, ratio, round } from './stats.js';
+import { measureSync, type SyncCost } from './sync-cost.js';
+import { WriteLog } from './write-log.js';
 
 /** Rows in the overlap window of a steady 200 changes/s with the default 60 s overlap. */
 const WINDOW_ROWS = 12_000;
@@ -75,81 +75,13 @@ export interface CliCell {
   rssMiB: number;
 }
 
-
-/** Follows the simulator's write log: where it stands, and the span of the writes after a mark. */
-class WriteLog {
-  #seq = 0;
-
-  constructor(private readonly env: BenchEnvironment) {}
-
-  /** Moves the mark past every write so far. */
-  async mark(): Promise<void> {
-    for (;;) {
-      const writes = await this.env.sim.writes(this.#seq);
-      const last = writes.at(-1);
-      if (!last) return;
-      this.#seq = last.seq;
-    }
-  }
-
-  /** Waits until `count` writes follow the mark; returns the time from the first to the last, ms. */
-  async span(count: number, timeoutMs: number): Promise<number> {
-    const seen: number[] = [];
-    let seq = this.#seq;
-    await waitFor(
-      async () => {
-        const writes = await this.env.sim.writes(seq);
-        for (const write of writes) seen.push(write.at);
-        seq = writes.at(-1)?.seq ?? seq;
-        return seen.length >= count;
-      },
-      { timeoutMs, intervalMs: 100, message: `${count} store writes` },
-    );
-    this.#seq = seq;
-    const first = seen[0] ?? 0;
-    const last = seen[count - 1] ?? first;
-    // The span of N writes covers N − 1 intervals.
-    return ((last - first) * count) / Math.max(1, count - 1);
-  }
-
-  /** Waits until no write has come for `quietMs`, and moves the mark past every write. */
-  async quiet(quietMs: number, timeoutMs: number): Promise<void> {
-    let lastAt = Date.now();
-    await waitFor(
-      async () => {
-        const writes = await this.env.sim.writes(this.#seq);
-        const last = writes.at(-1);
-        if (last) {
-          this.#seq = last.seq;
-          lastAt = Date.now();
-        }
-        return Date.now() - lastAt >= quietMs;
-      },
-      { timeoutMs, intervalMs: 100, message: `no store write for ${quietMs} ms` },
-    );
-  }
-}
-
 /** Inserts the changes, waits for their PUTs, and reads what the daemon processes spent meanwhile. */
-async function syncRun(env: BenchEnvironment, log: WriteLog, daemons: readonly CliDaemon[], list: readonly PutBody[]) {
+async function syncRun(env: BenchEnvironment, log: WriteLog, daemons: readonly CliDaemon[], list: readonly PutBody[]): Promise<SyncCost> {
   const now = Date.now();
   const rows: ErpRow[] = list.map((b, i) => ({ code: b.Code, stock: b.Stock as number, price: b.Price as number, at: now - list.length + i }));
-  await log.mark();
-  const cpuBefore = daemons.map((d) => d.cpuMs());
-  const calls = await env.redis.commandCalls();
-  const redisCpu = await env.redis.cpuMs();
-  await env.erp.insert(rows);
-  const ms = await log.span(list.length, 600_000);
-  const cpuMs = daemons.reduce((sum, d, i) => sum + d.cpuMs() - (cpuBefore[i] ?? 0), 0);
-  const redisCpuMs = (await env.redis.cpuMs()) - redisCpu;
-  const delta = commandDelta(calls, await env.redis.commandCalls());
-  return {
-    perS: rate(list.length, ms),
-    cpuMsPerItem: cpuMs / list.length,
-    redisPerItem: delta.total / list.length,
-    redisCpuMsPerItem: redisCpuMs / list.length,
-    top: Object.fromEntries(Object.entries(delta.byCommand).sort((a, b) => b[1] - a[1]).slice(0, 10).map(([c, n]) => [c, round(n / list.length, 2)])),
-  };
+  const run = await measureSync(env, log, daemons, () => env.erp.insert(rows), list.length);
+  if (run.writes.length < list.length) throw new Error(`timed out waiting for ${list.length} store writes (${run.writes.length} came)`);
+  return run;
 }
 
 /** A sync no figure counts, at 0 ms, of SKUs no measured run uses (`WARM_UP_FIRST_SKU`). */

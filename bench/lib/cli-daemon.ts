@@ -27,6 +27,11 @@ export interface CliDaemonOptions {
   erpUrl: string;
   role: 'all' | 'producer' | 'worker';
   concurrency: number;
+  /**
+   * More `inventory` settings (`sites`, `priceLists`, `sources`: these replace the change log's source).
+   * @defaultValue {}
+   */
+  inventory?: Record<string, unknown>;
   /** Node options (`--cpu-prof` when profiling). */
   execArgv?: readonly string[];
 }
@@ -67,7 +72,7 @@ export async function startCliDaemon(options: CliDaemonOptions): Promise<CliDaem
       store: { baseUrl: options.storeUrl, username: options.storeUser },
       redis: { url: options.redisUrl, prefix: options.prefix },
       http: { host: '127.0.0.1' },
-      inventory: { concurrency: options.concurrency, sources: [cliSource(options.erpUrl)] },
+      inventory: { concurrency: options.concurrency, sources: [cliSource(options.erpUrl)], ...options.inventory },
       // Sales are on (the default) with the default sink kind; only its folder is the run's own.
       sales: { sink: { kind: 'file', dir: join(options.logDir, `${options.name}-sales`) } },
     }),

@@ -11,6 +11,10 @@ export interface PutBody {
   Code: string;
   Stock?: number;
   Price?: number;
+  /** A target other than the default one (several sites, price lists). */
+  SiteId?: number;
+  PriceListId?: number;
+  PriceListCode?: string;
 }
 
 /** What a loop did and how long it took. */

@@ -52,13 +52,30 @@ async function control<T>(url: string, method: 'GET' | 'POST' | 'PUT', path: str
   return JSON.parse(text) as T;
 }
 
+/** How a simulator child is started. */
+export interface SimulatorProcessOptions {
+  root: string;
+  logDir: string;
+  items: number;
+  password: string;
+  /** Every item held on each of these sites (`--items-per-site`). @defaultValue one site */
+  itemsPerSite?: readonly number[];
+  /** The store's price lists (`--price-lists`). @defaultValue one list */
+  priceLists?: ReadonlyArray<{ id: number; code: string }>;
+  /** Stem of its log file. @defaultValue 'simulator' */
+  name?: string;
+}
+
 /** Starts `storesync simulator` on a spare port with `items` seeded items and no sales. */
-export async function startSimulatorProcess(options: { root: string; logDir: string; items: number; password: string }): Promise<SimulatorProcess> {
+export async function startSimulatorProcess(options: SimulatorProcessOptions): Promise<SimulatorProcess> {
   const lines = lineWaiter();
+  const args = [join(options.root, 'bin', 'storesync.js'), 'simulator', '--port', '0', '--items', String(options.items), '--sales', '0', '--pass', options.password];
+  if (options.itemsPerSite) args.push('--items-per-site', options.itemsPerSite.join(','));
+  if (options.priceLists) args.push('--price-lists', options.priceLists.map((list) => `${list.id}:${list.code}`).join(','));
   const child = startChild(
     process.execPath,
-    [join(options.root, 'bin', 'storesync.js'), 'simulator', '--port', '0', '--items', String(options.items), '--sales', '0', '--pass', options.password],
-    join(options.logDir, 'simulator.log'),
+    args,
+    join(options.logDir, `${options.name ?? 'simulator'}.log`),
     { onLine: lines.onLine, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn' } },
   );
   const match = await lines.wait(/listening on (http:\/\/\S+)/, 120_000, child);
