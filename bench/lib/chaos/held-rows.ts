@@ -1,0 +1,70 @@
+/**
+ * Rows a chaos ERP driver has made and not inserted yet. A row waits until its time comes (a late
+ * commit is held back, keeping its older timestamp), and every row waits while the database is down, to
+ * go in later with its original timestamp, as an ERP's own transactions would. Shared by the change-log
+ * driver (erp-driver.ts) and the price-list driver (price-driver.ts).
+ */
+
+/** What one flush did. */
+export type FlushResult = { inserted: number } | { failed: true } | undefined;
+
+interface Held<Row> {
+  row: Row;
+  /** The earliest time it may be inserted. */
+  notBefore: number;
+}
+
+/** Rows waiting to be inserted. */
+export class HeldRows<Row> {
+  readonly #waiting: Array<Held<Row>> = [];
+  #flushing = false;
+
+  /** `insert` writes one batch; it throws when the database is down (the rows then stay). */
+  constructor(private readonly insert: (rows: readonly Row[]) => Promise<void>) {}
+
+  get size(): number {
+    return this.#waiting.length;
+  }
+
+  hold(row: Row, notBefore: number): void {
+    this.#waiting.push({ row, notBefore });
+  }
+
+  /** Inserts the rows that are due in one batch; undefined when none was due or a flush was under way. */
+  async flush(): Promise<FlushResult> {
+    if (this.#flushing) return undefined;
+    this.#flushing = true;
+    try {
+      const now = Date.now();
+      const ready = this.#waiting.filter((entry) => entry.notBefore <= now);
+      if (ready.length === 0) return undefined;
+      try {
+        await this.insert(ready.map((entry) => entry.row));
+      } catch {
+        // The database is down: the rows stay waiting and go in with their original timestamps later.
+        return { failed: true };
+      }
+      const sent = new Set(ready);
+      for (let i = this.#waiting.length - 1; i >= 0; i -= 1) {
+        if (sent.has(this.#waiting[i] as Held<Row>)) this.#waiting.splice(i, 1);
+      }
+      return { inserted: ready.length };
+    } finally {
+      this.#flushing = false;
+    }
+  }
+
+  /**
+   * Makes every row due and inserts them all, retrying while the database is down; `onFlush` sees each
+   * flush's result. Throws when rows are left at the deadline.
+   */
+  async drain(deadlineMs: number, onFlush: (result: FlushResult) => void): Promise<void> {
+    const deadline = Date.now() + deadlineMs;
+    while (this.#waiting.length > 0 && Date.now() < deadline) {
+      for (const entry of this.#waiting) entry.notBefore = 0;
+      onFlush(await this.flush());
+      if (this.#waiting.length > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    if (this.#waiting.length > 0) throw new Error(`${this.#waiting.length} ERP rows could not be inserted before the deadline`);
+  }
+}
