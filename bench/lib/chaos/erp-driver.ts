@@ -9,9 +9,7 @@
  * The version of a change is its `changed_at`; its stock is its per-SKU sequence number, so the value the
  * store must end with, and the order in which writes may happen, are known.
  */
-import pg from 'pg';
-
-import { type FlushResult, HeldRows } from './held-rows.js';
+import { type FlushResult, RowDriver } from './row-driver.js';
 
 /** Valid change number `version` of a SKU has stock = version and this price. */
 export function priceOf(version: number): number {
@@ -79,58 +77,19 @@ export interface ErpModel {
 }
 
 /** Writes the stream until `stop()` is called; then flushes what is still waiting. */
-export class ErpDriver {
+export class ErpDriver extends RowDriver<Row> {
   readonly model: ErpModel = { latest: new Map(), invalid: [], rowsWritten: 0, lateRows: 0, repeatedRows: 0, retriedInserts: 0 };
-  private readonly pool: pg.Pool;
   private readonly versions = new Map<string, number>();
   private readonly lastAt = new Map<string, number>();
-  /** Rows not inserted yet. */
-  private readonly held = new HeldRows<Row>((rows) => this.insert(rows));
   /** An invalid row is written at every `invalidEvery`-th emission. */
   private readonly invalidEvery: number;
-  private timer: NodeJS.Timeout | undefined;
-  private emitted = 0;
-  private startedAt = 0;
 
   constructor(private readonly options: DriverOptions) {
-    this.pool = new pg.Pool({ connectionString: options.url, max: 2, connectionTimeoutMillis: 2000 });
-    // A stopped database ends idle connections; the pool reports it here and reconnects on next use.
-    this.pool.on('error', () => {});
+    super(options.url, 2, options.rate, ERP_SCHEMA);
     this.invalidEvery = Math.max(2, Math.floor((options.rate * options.durationS) / (options.invalidRows + 1)));
   }
 
-  /** Creates the table. */
-  async prepare(): Promise<void> {
-    await this.pool.query(ERP_SCHEMA);
-  }
-
-  /** Starts emitting `rate` changes per second. */
-  start(): void {
-    this.startedAt = Date.now();
-    this.timer = setInterval(() => this.tick(), 20);
-  }
-
-  /** Stops emitting and inserts every row still waiting (retrying while the database is down). */
-  async stop(deadlineMs: number): Promise<void> {
-    clearInterval(this.timer);
-    await this.held.drain(deadlineMs, (result) => this.count(result));
-  }
-
-  async close(): Promise<void> {
-    clearInterval(this.timer);
-    await this.pool.end();
-  }
-
-  private tick(): void {
-    const due = Math.floor(((Date.now() - this.startedAt) / 1000) * this.options.rate);
-    while (this.emitted < due) {
-      this.emitted += 1;
-      this.emit();
-    }
-    void this.held.flush().then((result) => this.count(result));
-  }
-
-  private emit(): void {
+  protected emit(): void {
     const { skus, random } = this.options;
     const code = skus[Math.floor(random() * skus.length)] as string;
     const at = Math.max(Date.now(), (this.lastAt.get(code) ?? 0) + 1);
@@ -154,13 +113,13 @@ export class ErpDriver {
     }
   }
 
-  private async insert(rows: readonly Row[]): Promise<void> {
+  protected async insert(rows: readonly Row[]): Promise<void> {
     const values = rows.map((_, i) => `($${i * 4 + 1}, $${i * 4 + 2}, $${i * 4 + 3}, $${i * 4 + 4})`).join(', ');
     const params = rows.flatMap((row) => [row.code, row.stock, row.price.toFixed(2), new Date(row.at)]);
     await this.pool.query(`INSERT INTO stock_changes (code, stock, price, changed_at) VALUES ${values}`, params);
   }
 
-  private count(result: FlushResult): void {
+  protected count(result: FlushResult): void {
     if (result === undefined) return;
     if ('failed' in result) this.model.retriedInserts += 1;
     else this.model.rowsWritten += result.inserted;

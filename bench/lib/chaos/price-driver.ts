@@ -13,9 +13,7 @@
  * The price of change `version` of a list encodes both (`listPriceOf`), so a write to a list's target is
  * known to be stale when it carries an older version than one already written there.
  */
-import pg from 'pg';
-
-import { type FlushResult, HeldRows } from './held-rows.js';
+import { type FlushResult, RowDriver } from './row-driver.js';
 
 /** The store's price lists the ERP names, in this order (`PRICE_LISTS[n]` prices from `200 + 100 n`). */
 export const PRICE_LISTS = [
@@ -85,40 +83,13 @@ export interface PriceDriverOptions {
 export type PriceTruth = Map<string, Map<string, number>>;
 
 /** Rewrites `tabItem Price` until `stop()`; then inserts what is still waiting. */
-export class PriceDriver {
+export class PriceDriver extends RowDriver<PriceRow> {
   readonly stats = { rowsWritten: 0, lateRows: 0, bothLists: 0, retriedInserts: 0 };
-  private readonly pool: pg.Pool;
   private readonly versions = new Map<string, number>();
   private readonly lastAt = new Map<string, number>();
-  private readonly held = new HeldRows<PriceRow>((rows) => this.upsert(rows));
-  private timer: NodeJS.Timeout | undefined;
-  private emitted = 0;
-  private startedAt = 0;
 
   constructor(private readonly options: PriceDriverOptions) {
-    this.pool = new pg.Pool({ connectionString: options.url, max: 1, connectionTimeoutMillis: 2000 });
-    // A stopped database ends idle connections; the pool reports it here and reconnects on next use.
-    this.pool.on('error', () => {});
-  }
-
-  async prepare(): Promise<void> {
-    await this.pool.query(PRICE_SCHEMA);
-  }
-
-  start(): void {
-    this.startedAt = Date.now();
-    this.timer = setInterval(() => this.tick(), 20);
-  }
-
-  /** Stops saving and inserts every row still waiting (retrying while the database is down). */
-  async stop(deadlineMs: number): Promise<void> {
-    clearInterval(this.timer);
-    await this.held.drain(deadlineMs, (result) => this.count(result));
-  }
-
-  async close(): Promise<void> {
-    clearInterval(this.timer);
-    await this.pool.end();
+    super(options.url, 1, options.rate, PRICE_SCHEMA);
   }
 
   /** The table as it is (read back, so that a write whose answer was lost still counts). */
@@ -129,17 +100,8 @@ export class PriceDriver {
     return truth;
   }
 
-  private tick(): void {
-    const due = Math.floor(((Date.now() - this.startedAt) / 1000) * this.options.rate);
-    while (this.emitted < due) {
-      this.emitted += 1;
-      this.save();
-    }
-    void this.held.flush().then((result) => this.count(result));
-  }
-
   /** One save of an item: one list, or both with the same `modified`. */
-  private save(): void {
+  protected emit(): void {
     const { skus, random } = this.options;
     const code = skus[Math.floor(random() * skus.length)] as string;
     const both = random() < this.options.bothShare;
@@ -159,7 +121,7 @@ export class PriceDriver {
   }
 
   /** Upserts a batch; within it and against the table, the row with the newest `modified` wins. */
-  private async upsert(rows: readonly PriceRow[]): Promise<void> {
+  protected async insert(rows: readonly PriceRow[]): Promise<void> {
     const newest = new Map<string, PriceRow>();
     for (const row of rows) if ((newest.get(row.name)?.at ?? -1) < row.at) newest.set(row.name, row);
     const batch = [...newest.values()];
@@ -172,7 +134,7 @@ export class PriceDriver {
     );
   }
 
-  private count(result: FlushResult): void {
+  protected count(result: FlushResult): void {
     if (result === undefined) return;
     if ('failed' in result) this.stats.retriedInserts += 1;
     else this.stats.rowsWritten += result.inserted;
