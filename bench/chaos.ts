@@ -1,6 +1,7 @@
 /**
- * `npm run chaos [-- --quick] [-- --seed N] [-- --keep-logs] [-- --ha]`: the chaos run (see lib/chaos/run.ts;
- * `--ha`: Sentinel, with a primary kill and a failover to a lagging replica, lib/chaos/chaos-redis.ts).
+ * `npm run chaos [-- --quick] [-- --seed N] [-- --keep-logs] [-- --ha] [-- --targets]`: the chaos run (see
+ * lib/chaos/run.ts; `--ha`: Sentinel, with a primary kill and a failover to a lagging replica,
+ * lib/chaos/chaos-redis.ts; `--targets`: two sites and two price lists, lib/chaos/targets.ts).
  * Prints one line per check and a final `N passed, N failed`; exits non-zero when any check fails.
  */
 import { dirname, join } from 'node:path';
@@ -16,6 +17,7 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     'keep-logs': { type: 'boolean', default: false },
     ha: { type: 'boolean', default: false },
+    targets: { type: 'boolean', default: false },
   },
 });
 const seed = values.seed === undefined ? Math.floor(Math.random() * 1_000_000) : Number(values.seed);
@@ -41,8 +43,9 @@ setTimeout(() => {
 let failed = 0;
 let passed = 0;
 try {
-  log(`chaos ${values.quick ? 'quick' : 'full'}${values.ha ? ' --ha' : ''} run: ${plan.durationS} s of disorder, ${plan.skus} SKUs, ${plan.workers} workers`);
-  const report = await runChaos({ plan, seed, root, log, keepLogs: values['keep-logs'] ?? false, ha: values.ha ?? false }, cleanup);
+  const flags = `${values.ha ? ' --ha' : ''}${values.targets ? ' --targets' : ''}`;
+  log(`chaos ${values.quick ? 'quick' : 'full'}${flags} run: ${plan.durationS} s of disorder, ${plan.skus} SKUs, ${plan.workers} workers`);
+  const report = await runChaos({ plan, seed, root, log, keepLogs: values['keep-logs'] ?? false, ha: values.ha ?? false, targets: values.targets ?? false }, cleanup);
   const { events: _events, ...stats } = report.stats;
   log(`stats: ${JSON.stringify(stats)}`);
   for (const check of report.checks) {

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { CheckResult } from '../../bench/lib/chaos/checks.js';
-import { PLANS, runChaos } from '../../bench/lib/chaos/run.js';
+import { type ChaosReport, PLANS, runChaos } from '../../bench/lib/chaos/run.js';
 import { Cleanup } from '../../bench/lib/cleanup.js';
 import { BUILD_TIMEOUT_MS, freshBuild } from '../support/fresh-build.js';
 
@@ -19,6 +19,12 @@ afterAll(() => cleanup.run());
  */
 const SEEDS = [7, 855600];
 
+/**
+ * `--targets` (two sites, two price lists; bench/lib/chaos/targets.ts): one seed, whose allocation is
+ * `split` 0.6/0.4 (the seed picks it), the mode with the sites' sum to keep under the ERP's stock.
+ */
+const TARGETS_SEED = 239290;
+
 describe('chaos (quick)', () => {
   // The daemons run as `node bin/storesync.js run`, that is dist/.
   beforeAll(() => freshBuild(), BUILD_TIMEOUT_MS);
@@ -26,13 +32,28 @@ describe('chaos (quick)', () => {
   it.each(SEEDS)(
     'loses no change, writes nothing stale or invalid and exports and acknowledges each sale once while workers, Redis and the ERP die (seed %i)',
     async (seed) => {
-      const lines: string[] = [];
-      const report = await runChaos({ plan: PLANS.quick, seed, root, log: (line) => lines.push(line) }, cleanup);
-      const failed = report.checks.filter((check) => !check.ok);
-      const describe = (checks: readonly CheckResult[]): string => checks.map((c) => `${c.name}: ${c.detail}`).join('\n');
-      expect(failed, `failed checks:\n${describe(failed)}\n\nrun:\n${lines.join('\n')}`).toEqual([]);
+      const report = await passingRun(seed, false);
       expect(report.checks.length).toBeGreaterThanOrEqual(9);
     },
     240_000,
   );
+
+  it(
+    `with two sites and two price lists, ends each site at its figure of the allocation and each list at its ERP price, nothing stale per target (seed ${TARGETS_SEED})`,
+    async () => {
+      const report = await passingRun(TARGETS_SEED, true);
+      expect(report.checks.map((check) => check.name)).toEqual(expect.arrayContaining([expect.stringMatching(/^targets \(split\)/), expect.stringMatching(/^price lists:/)]));
+    },
+    240_000,
+  );
 });
+
+/** Runs the quick plan and expects every check to pass, printing the failed ones and the run's lines when not. */
+async function passingRun(seed: number, targets: boolean): Promise<ChaosReport> {
+  const lines: string[] = [];
+  const report = await runChaos({ plan: PLANS.quick, seed, root, log: (line) => lines.push(line), targets }, cleanup);
+  const failed = report.checks.filter((check) => !check.ok);
+  const describe = (checks: readonly CheckResult[]): string => checks.map((c) => `${c.name}: ${c.detail}`).join('\n');
+  expect(failed, `failed checks:\n${describe(failed)}\n\nrun:\n${lines.join('\n')}`).toEqual([]);
+  return report;
+}

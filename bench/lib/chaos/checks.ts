@@ -12,7 +12,7 @@ import pg from 'pg';
 import type { Simulator } from '../../../src/simulator/index.js';
 import { dumpPrefix } from '../../../test/support/redis.js';
 import type { DiffTruth } from './diff-driver.js';
-import { type ErpModel, priceOf } from './erp-driver.js';
+import { type ErpModel, priceOf, versionOf } from './erp-driver.js';
 
 /** One line of the report. */
 export interface CheckResult {
@@ -114,7 +114,7 @@ export function checkNoStaleWrites(sim: Simulator): CheckResult {
     const price = write.fields.Price;
     let version = seen;
     if (typeof price === 'number' && price > 0) {
-      version = Math.round((price - 100) * 100);
+      version = versionOf(price);
       if (version < seen) stale.push(`${write.code} Price of version ${version} written after version ${seen} (seq ${write.seq})`);
     }
     if (typeof stock === 'number' && stock > version) stale.push(`${write.code} Stock ${stock} above its ERP version ${version} (seq ${write.seq})`);

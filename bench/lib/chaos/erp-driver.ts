@@ -9,11 +9,16 @@
  * The version of a change is its `changed_at`; its stock is its per-SKU sequence number, so the value the
  * store must end with, and the order in which writes may happen, are known.
  */
-import pg from 'pg';
+import { type FlushResult, RowDriver } from './row-driver.js';
 
 /** Valid change number `version` of a SKU has stock = version and this price. */
 export function priceOf(version: number): number {
   return Math.round((100 + version / 100) * 100) / 100;
+}
+
+/** The version a price of `priceOf` encodes. */
+export function versionOf(price: number): number {
+  return Math.round((price - 100) * 100);
 }
 
 /** The table and the source query the chaos daemons poll. */
@@ -72,65 +77,19 @@ export interface ErpModel {
 }
 
 /** Writes the stream until `stop()` is called; then flushes what is still waiting. */
-export class ErpDriver {
+export class ErpDriver extends RowDriver<Row> {
   readonly model: ErpModel = { latest: new Map(), invalid: [], rowsWritten: 0, lateRows: 0, repeatedRows: 0, retriedInserts: 0 };
-  private readonly pool: pg.Pool;
   private readonly versions = new Map<string, number>();
   private readonly lastAt = new Map<string, number>();
-  /** Rows not inserted yet, with the earliest time they may be. */
-  private readonly waiting: Array<{ row: Row; notBefore: number }> = [];
   /** An invalid row is written at every `invalidEvery`-th emission. */
   private readonly invalidEvery: number;
-  private timer: NodeJS.Timeout | undefined;
-  private flushing = false;
-  private emitted = 0;
-  private startedAt = 0;
 
   constructor(private readonly options: DriverOptions) {
-    this.pool = new pg.Pool({ connectionString: options.url, max: 2, connectionTimeoutMillis: 2000 });
-    // A stopped database ends idle connections; the pool reports it here and reconnects on next use.
-    this.pool.on('error', () => {});
+    super(options.url, 2, options.rate, ERP_SCHEMA);
     this.invalidEvery = Math.max(2, Math.floor((options.rate * options.durationS) / (options.invalidRows + 1)));
   }
 
-  /** Creates the table. */
-  async prepare(): Promise<void> {
-    await this.pool.query(ERP_SCHEMA);
-  }
-
-  /** Starts emitting `rate` changes per second. */
-  start(): void {
-    this.startedAt = Date.now();
-    this.timer = setInterval(() => this.tick(), 20);
-  }
-
-  /** Stops emitting and inserts every row still waiting (retrying while the database is down). */
-  async stop(deadlineMs: number): Promise<void> {
-    clearInterval(this.timer);
-    const deadline = Date.now() + deadlineMs;
-    while (this.waiting.length > 0 && Date.now() < deadline) {
-      for (const entry of this.waiting) entry.notBefore = 0;
-      await this.flush();
-      if (this.waiting.length > 0) await new Promise((r) => setTimeout(r, 200));
-    }
-    if (this.waiting.length > 0) throw new Error(`${this.waiting.length} ERP rows could not be inserted before the deadline`);
-  }
-
-  async close(): Promise<void> {
-    clearInterval(this.timer);
-    await this.pool.end();
-  }
-
-  private tick(): void {
-    const due = Math.floor(((Date.now() - this.startedAt) / 1000) * this.options.rate);
-    while (this.emitted < due) {
-      this.emitted += 1;
-      this.emit();
-    }
-    void this.flush();
-  }
-
-  private emit(): void {
+  protected emit(): void {
     const { skus, random } = this.options;
     const code = skus[Math.floor(random() * skus.length)] as string;
     const at = Math.max(Date.now(), (this.lastAt.get(code) ?? 0) + 1);
@@ -138,7 +97,7 @@ export class ErpDriver {
     const now = Date.now();
     if (this.emitted % this.invalidEvery === 0 && this.model.invalid.length < this.options.invalidRows) {
       this.model.invalid.push({ code, at });
-      this.waiting.push({ row: { code, stock: -1 - Math.floor(random() * 100), price: 0, at }, notBefore: now });
+      this.held.hold({ code, stock: -1 - Math.floor(random() * 100), price: 0, at }, now);
       return;
     }
     const version = (this.versions.get(code) ?? 0) + 1;
@@ -147,37 +106,22 @@ export class ErpDriver {
     const row: Row = { code, stock: version, price: priceOf(version), at };
     const late = random() < this.options.lateShare;
     if (late) this.model.lateRows += 1;
-    this.waiting.push({ row, notBefore: late ? now + Math.floor(random() * this.options.maxLateMs) : now });
+    this.held.hold(row, late ? now + Math.floor(random() * this.options.maxLateMs) : now);
     if (random() < this.options.repeatShare) {
       this.model.repeatedRows += 1;
-      this.waiting.push({ row, notBefore: now + Math.floor(random() * 3000) });
+      this.held.hold(row, now + Math.floor(random() * 3000));
     }
   }
 
-  private async flush(): Promise<void> {
-    if (this.flushing) return;
-    this.flushing = true;
-    try {
-      const now = Date.now();
-      const ready = this.waiting.filter((entry) => entry.notBefore <= now);
-      if (ready.length === 0) return;
-      const rows = ready.map((entry) => entry.row);
-      const values = rows.map((_, i) => `($${i * 4 + 1}, $${i * 4 + 2}, $${i * 4 + 3}, $${i * 4 + 4})`).join(', ');
-      const params = rows.flatMap((row) => [row.code, row.stock, row.price.toFixed(2), new Date(row.at)]);
-      try {
-        await this.pool.query(`INSERT INTO stock_changes (code, stock, price, changed_at) VALUES ${values}`, params);
-      } catch {
-        // The database is down: the rows stay waiting and go in with their original timestamps later.
-        this.model.retriedInserts += 1;
-        return;
-      }
-      this.model.rowsWritten += rows.length;
-      const sent = new Set(ready);
-      for (let i = this.waiting.length - 1; i >= 0; i -= 1) {
-        if (sent.has(this.waiting[i] as (typeof this.waiting)[number])) this.waiting.splice(i, 1);
-      }
-    } finally {
-      this.flushing = false;
-    }
+  protected async insert(rows: readonly Row[]): Promise<void> {
+    const values = rows.map((_, i) => `($${i * 4 + 1}, $${i * 4 + 2}, $${i * 4 + 3}, $${i * 4 + 4})`).join(', ');
+    const params = rows.flatMap((row) => [row.code, row.stock, row.price.toFixed(2), new Date(row.at)]);
+    await this.pool.query(`INSERT INTO stock_changes (code, stock, price, changed_at) VALUES ${values}`, params);
+  }
+
+  protected count(result: FlushResult): void {
+    if (result === undefined) return;
+    if ('failed' in result) this.model.retriedInserts += 1;
+    else this.model.rowsWritten += result.inserted;
   }
 }

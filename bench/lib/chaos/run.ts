@@ -3,7 +3,8 @@
  * simulator while the run breaks things — a faulty store (500s, 429s, jitter, short-lived hashes),
  * workers SIGKILLed at random, Redis killed and restarted once (AOF on), the ERP database stopped for
  * a while — then a drain and the checks of checks.ts. Everything runs on loopback with a Redis and a
- * PostgreSQL of the run's own, is bounded in time, and is undone by the caller's `Cleanup`.
+ * PostgreSQL of the run's own, is bounded in time, and is undone by the caller's `Cleanup`. With
+ * `targets`, two sites and two price lists (targets.ts).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -40,7 +41,9 @@ import { chaosConfig } from './config.js';
 import { DiffDriver } from './diff-driver.js';
 import { ErpDriver } from './erp-driver.js';
 import { Fleet } from './fleet.js';
+import { INITIAL_PRICE } from './price-driver.js';
 import { RecoveryWatch } from './recovery.js';
+import { TargetsRun } from './targets.js';
 
 const run = promisify(execFile);
 
@@ -111,6 +114,8 @@ export interface ChaosOptions {
   keepLogs?: boolean;
   /** Sentinel (a primary, a replica, three sentinels) instead of one Redis; see chaos-redis.ts. */
   ha?: boolean;
+  /** Two sites and two price lists (targets.ts). */
+  targets?: boolean;
 }
 
 /** What a run found. */
@@ -129,6 +134,8 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   const logDir = mkdtempSync(join(tmpdir(), 'storesync-chaos-'));
   if (!options.keepLogs) cleanup.defer('logs folder', () => rmSync(logDir, { recursive: true, force: true }));
   log(`seed ${options.seed}; logs in ${logDir}${options.keepLogs ? '' : ' (removed at the end; --keep-logs keeps them)'}`);
+  const targets = options.targets ? new TargetsRun(options.seed) : undefined;
+  if (targets) log(targets.describe());
 
   // Our own Redis (AOF, fsync on every write) and PostgreSQL: both are killed or stopped on purpose.
   mkdirSync(join(logDir, 'redis'));
@@ -145,7 +152,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   const diffSkus = Array.from({ length: plan.diffSkus }, (_, i) => `DIFF-${String(i + 1).padStart(5, '0')}`);
   const sim: Simulator = await startSimulator({
     port: 0,
-    items: [...skus, ...diffSkus].map((Code) => ({ Code, Stock: 0, Price: 99.99 })),
+    items: [...skus, ...diffSkus].map((Code) => ({ Code, Stock: 0, Price: INITIAL_PRICE })),
     sales: 0,
     users: 5,
     clients: 2,
@@ -156,6 +163,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
     jitterMs: 15,
     failRate: 0.05,
     rate429: 0.02,
+    ...targets?.simOptions(),
   });
   cleanup.defer('simulator', () => sim.close());
   // Every hash the store issues is a secret to look for afterwards; they expire (and are forgotten) in 3 s.
@@ -182,14 +190,17 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   cleanup.defer('erp driver', () => driver.close());
   await driver.prepare();
   // Its own random stream, so that the changes driver and the disorder make the choices they made before it existed.
-  const diffDriver = new DiffDriver({ url: erpUrl, skus: diffSkus, rate: plan.diffWritesPerS, deleteShare: 0.1, maxAbsent: 8, random: seededRandom(options.seed + 1) });
+  // Under the mass guard's 10 targets: with two sites a row deleted is two targets gone.
+  const maxAbsent = targets ? 5 : 8;
+  const diffDriver = new DiffDriver({ url: erpUrl, skus: diffSkus, rate: plan.diffWritesPerS, deleteShare: 0.1, maxAbsent, random: seededRandom(options.seed + 1) });
   cleanup.defer('diff driver', () => diffDriver.close());
   await diffDriver.prepare();
+  await targets?.preparePrices(erpUrl, skus, plan.changesPerS / 2, cleanup);
 
   const prefix = 'chaos';
   const configFile = join(logDir, 'storesync.yaml');
   // The overlap must cover late commits (2 s) and the ERP outage, so no late row falls behind the cursor.
-  writeFileSync(configFile, chaosConfig({ storeUrl: sim.url, redis: redisServer.config, prefix, erpUrl, overlapMs: plan.erpDownMs + 10_000 }));
+  writeFileSync(configFile, chaosConfig({ storeUrl: sim.url, redis: redisServer.config, prefix, erpUrl, overlapMs: plan.erpDownMs + 10_000, ...(targets ? { targets: targets.config() } : {}) }));
   const env = { PATH: process.env.PATH ?? '', STORE_PASSWORD: password, ADMIN_TOKEN: adminToken, LOG_LEVEL: 'info' };
   await run(process.execPath, [join(root, 'bin', 'storesync.js'), 'migrate', '--config', configFile], { env });
 
@@ -208,7 +219,8 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
 
   driver.start();
   diffDriver.start();
-  const sales = setInterval(() => saleIds.push(sim.addSale({ Status: 1, SiteId: 1 }).Id), plan.saleEveryMs);
+  targets?.startPrices();
+  const sales = setInterval(() => saleIds.push(sim.addSale({ Status: 1, SiteId: targets?.saleSite() ?? 1 }).Id), plan.saleEveryMs);
   cleanup.defer('sales driver', () => clearInterval(sales));
 
   // Notes the jobs active at each kill; each must be taken up again within 20 s (the daemons' crash recovery).
@@ -251,6 +263,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   clearInterval(sales);
   await driver.stop(30_000);
   await diffDriver.stop();
+  await targets?.stopPrices();
   const diffTruth = await diffDriver.truth();
   note(`disorder over: ${driver.model.rowsWritten} ERP rows, ${diffDriver.stats.rewrites + diffDriver.stats.deletions + diffDriver.stats.putBack} table writes, ${saleIds.length} sales; draining`);
   fleet.restartDead();
@@ -261,7 +274,9 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   const drained = await waitFor(
     async () => {
       fleet.restartDead();
-      if (finalValueMismatches(sim, driver.model).length > 0 || diffValueMismatches(sim, diffTruth).length > 0) return false;
+      if (targets) {
+        if (targets.mismatches(sim, driver.model, diffTruth).length > 0) return false;
+      } else if (finalValueMismatches(sim, driver.model).length > 0 || diffValueMismatches(sim, diffTruth).length > 0) return false;
       const exported = await salesExportCounts(erpUrl);
       const acks = saleAcks(sim, ACK_STATUS);
       return saleIds.every((id) => exported.get(id) === 1 && (acks.get(id) ?? 0) >= 1);
@@ -281,13 +296,11 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   const recovered = await recovery.result();
   await fleet.stop();
 
-  if (options.keepLogs) writeStoreDump(join(logDir, 'store.json'), sim);
+  if (options.keepLogs) writeStoreDump(join(logDir, 'store.json'), sim, targets?.dump(sim));
   const exported = await salesExportCounts(erpUrl);
   const acks = saleAcks(sim, ACK_STATUS);
   const checks: CheckResult[] = [
-    checkFinalValues(sim, driver.model),
-    checkDiffValues(sim, diffTruth, diffDriver.stats),
-    checkNoStaleWrites(sim),
+    ...(targets ? targets.checks(sim, driver.model, diffTruth, diffDriver.stats.deletions) : [checkFinalValues(sim, driver.model), checkDiffValues(sim, diffTruth, diffDriver.stats), checkNoStaleWrites(sim)]),
     checkInvalidNeverSent(sim, driver.model),
     await checkRejectsRecorded(redis, prefix, driver.model, rejectedCount),
     checkSalesExportedOnce(saleIds, exported),
@@ -315,6 +328,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
       hashesIssued: hashes.size,
       store: { requests: counters.total, injected500: counters.faults.serverError, injected429: counters.faults.tooManyRequests, unauthorized: counters.unauthorized, logins: counters.logins },
       writes: sim.writes.length,
+      ...(targets ? { targets: targets.stats() } : {}),
       events,
     },
   };
@@ -324,7 +338,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
  * The store's side of a kept run (items' final Stock/Price, sales with their lines and creation time,
  * the write log), next to the Redis AOF: a failed check is explained by comparing the two.
  */
-function writeStoreDump(file: string, sim: Simulator): void {
+function writeStoreDump(file: string, sim: Simulator, targets?: Record<string, unknown>): void {
   const items = [...sim.state.items.values()].map(({ item }) => ({ code: item.Code, stock: item.Stock, price: item.Price }));
   const sales = sim.state.sales.map(({ sale, createdAtMs }) => ({
     id: sale.Id,
@@ -333,5 +347,5 @@ function writeStoreDump(file: string, sim: Simulator): void {
     createdAtMs,
     lines: (sale.Items ?? []).map((line) => ({ code: line.Code, quantity: line.Quantity })),
   }));
-  writeFileSync(file, JSON.stringify({ items, sales, writes: sim.writes }));
+  writeFileSync(file, JSON.stringify({ items, sales, writes: sim.writes, ...targets }));
 }
