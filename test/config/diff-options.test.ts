@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { vanishedOptions } from '../../src/config/diff-options.js';
 import { loadConfig } from '../../src/config/load.js';
-import { ConfigError } from '../../src/errors.js';
+import { configErrorOf } from '../support/config-error.js';
 
 const URL = 'postgres://postgres@127.0.0.1:5432/test';
 const sql = { name: 'erp', kind: 'sql', url: URL, snapshot: 'SELECT code, stock FROM items' };
@@ -12,13 +12,7 @@ function load(flow: 'inventory' | 'fulfillment', source: Record<string, unknown>
 }
 
 function problems(flow: 'inventory' | 'fulfillment', source: Record<string, unknown>): string {
-  try {
-    load(flow, source);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.message;
-    throw error;
-  }
-  throw new Error('the configuration loaded');
+  return configErrorOf(() => load(flow, source)).message;
 }
 
 describe('snapshot diff options', () => {

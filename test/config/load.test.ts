@@ -7,8 +7,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ENV_KEYS, loadConfig } from '../../src/config/load.js';
 import { DEFAULT_STATUS_TEXTS } from '../../src/config/schema.js';
 import { summarizeConfig } from '../../src/config/summary.js';
-import { ConfigError } from '../../src/errors.js';
+import type { ConfigError } from '../../src/errors.js';
 import { redactText } from '../../src/secrets.js';
+import { configErrorOf } from '../support/config-error.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'storesync-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -20,13 +21,7 @@ function file(name: string, text: string): string {
 }
 
 function problemsOf(fn: () => unknown): readonly string[] {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
+  return configErrorOf(fn).problems;
 }
 
 describe('loadConfig', () => {

@@ -1,16 +1,10 @@
 import { describe, expect, it } from 'vitest';
 
 import { loadConfig } from '../../src/config/load.js';
-import { ConfigError } from '../../src/errors.js';
+import { configErrorOf } from '../support/config-error.js';
 
 function problems(inventory: Record<string, unknown>): string {
-  try {
-    loadConfig({ env: {}, overrides: { inventory } });
-  } catch (error) {
-    if (error instanceof ConfigError) return error.message;
-    throw error;
-  }
-  throw new Error('the configuration loaded');
+  return configErrorOf(() => loadConfig({ env: {}, overrides: { inventory } })).message;
 }
 
 describe('inventory.sites and inventory.allocation', () => {
