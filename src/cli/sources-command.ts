@@ -16,6 +16,7 @@ import type { Cursor } from '../erp/types.js';
 import { ConfigError, ErpError, StoreSyncError } from '../errors.js';
 import { createRedis, describeRedis, type RedisTarget } from '../queue/connection.js';
 import { redactText } from '../secrets.js';
+import { siteIdsOf } from '../sync/inventory/target-key.js';
 import { previewSource, type SourceFlow, type SourcePreview, storedCursor } from '../sync/source-preview.js';
 import { type CliContext, formatTable } from './context.js';
 import { OptionValues } from './option-values.js';
@@ -130,7 +131,7 @@ async function testSources(
         const initial = 'initialCursor' in target.config ? toCursor(target.config.initialCursor) : null;
         // A sql source without a changes query is read by its snapshot diff: its snapshot is shown.
         const snapshot = target.config.kind === 'sql' && target.config.changes === undefined;
-        const preview = await previewSource(source, { flow: target.flow, from: stored ?? initial, limit, snapshot, priceLists: config.inventory.priceLists, sites: config.inventory.sites.map((site) => site.siteId) });
+        const preview = await previewSource(source, { flow: target.flow, from: stored ?? initial, limit, snapshot, priceLists: config.inventory.priceLists, sites: siteIdsOf(config.inventory) });
         results.push({ ...base, readFrom: stored === undefined ? 'start' : 'stored', ...present(preview) });
       } catch (error) {
         if (error instanceof ConfigError) throw error;

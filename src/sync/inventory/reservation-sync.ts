@@ -98,7 +98,7 @@ export class ReservationSync {
     if (codes.length === 0) return;
     this.#queue ??= openInventoryQueue(this.#deps.redis, this.#deps.config);
     const sites = siteIdsOf(this.#deps.config.inventory);
-    await enqueueSkus(this.#queue, sites.length === 0 ? codes : codes.flatMap((code) => stockTargets(code, sites)), { priority });
+    await enqueueSkus(this.#queue, codes.flatMap((code) => stockTargets(code, sites)), { priority });
   }
 
   /** Reserves the lines of sales in a reserving status, releases those cancelled or rejected. */

@@ -11,6 +11,7 @@
 import type { Config } from '../../config/schema.js';
 import { StoreSyncError, withContext } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { siteIdsOf } from '../inventory/target-key.js';
 import { isLoginHold } from '../job-errors.js';
 import type { PullReport } from './types.js';
 
@@ -34,7 +35,7 @@ export function pullSites(config: Readonly<Config>): PullSites {
   const explicit = config.sales.pull.siteId;
   if (explicit !== undefined) return { siteIds: [explicit], perSite: false };
   const own = config.store.siteId ?? null;
-  const listed = config.inventory.sites.map((site) => site.siteId);
+  const listed = siteIdsOf(config.inventory);
   if (listed.length === 0) return { siteIds: [own], perSite: false };
   return { siteIds: own === null || listed.includes(own) ? listed : [...listed, own], perSite: true };
 }
