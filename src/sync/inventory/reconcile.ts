@@ -89,6 +89,7 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
     throw new ConfigError([`inventory.sources.${options.source}: this source has no snapshot to reconcile from`]);
   }
   const { inventory } = rt.config;
+  const siteIds = siteIdsOf(inventory);
   const sampleSize = options.sampleSize ?? 20;
   const skuFilter = options.skus ? new Set(options.skus) : undefined;
   const report = emptyReport(rt, options, withSnapshot);
@@ -108,7 +109,7 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
     const side = await readErp(withSnapshot, report, {
       skuFilter,
       lists: inventory.priceLists,
-      sites: siteIdsOf(inventory),
+      sites: siteIds,
       ...signal,
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
@@ -117,7 +118,7 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
     // The store is compared with the published stock, so a reconcile never undoes a reservation.
     const observedAt = rt.now();
     const reservations = await rt.reservations.all();
-    const rules = new TargetRules(side.erp, siteIdsOf(inventory), inventory.priceLists);
+    const rules = new TargetRules(side.erp, siteIds, inventory.priceLists);
     const { refused, erp } = side;
     const comparison = new StoreComparison({ rt, erp, rules, report, refused, orphans, reservations, observedAt, force: options.force === true, sampleSize, ...signal });
     ready = { side, rules, comparison };
@@ -145,7 +146,7 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
   for (const item of orphanItems) priorities.set(item.sku, PRIORITY.decrease);
   toQueue.push(...orphanItems);
   report.orphans.queued = orphanItems.length;
-  if (report.dryRun) report.queued = new Set(targetRows(toQueue, inventory.priceLists, siteIdsOf(inventory)).map(({ sku }) => sku)).size;
+  if (report.dryRun) report.queued = new Set(targetRows(toQueue, inventory.priceLists, siteIds).map(({ sku }) => sku)).size;
   else for (let i = 0; i < toQueue.length; i += QUEUE_CHUNK) report.queued += await queueForced(rt, toQueue.slice(i, i + QUEUE_CHUNK), priorities);
 
   report.storeRejected = new Set(rejects.map((reject) => reject.id ?? reject.issues.map(formatIssue).join())).size;
