@@ -115,7 +115,14 @@ export function createSqlSource(config: SqlSourceConfig, deps: SourceDeps): Chan
   }
   if (deletionsQuery !== undefined) {
     // Paged by key only when the deletions query itself uses :afterKey (the changes query may, and not it).
-    const deletionSettings = { ...settings, rowNoun: 'deletion row', pagesByKey: parameterNames(deletionsQuery, sql.dialect).has('afterKey') };
+    // Nothing deleted yet is the normal first poll (ERPNext's empty tabDeleted Document): no first-poll
+    // warning, whose advice is about the changes query anyway.
+    const deletionSettings = {
+      ...settings,
+      rowNoun: 'deletion row',
+      pagesByKey: parameterNames(deletionsQuery, sql.dialect).has('afterKey'),
+      onEmptyFirstPoll: () => undefined,
+    };
     source.readDeletions = (cursor: Cursor, limit: number, options?: ReadOptions) =>
       pollChanges(
         cursor ?? initialCursor,
