@@ -131,7 +131,7 @@ async function testSources(
         const initial = 'initialCursor' in target.config ? toCursor(target.config.initialCursor) : null;
         // A sql source without a changes query is read by its snapshot diff: its snapshot is shown.
         const snapshot = target.config.kind === 'sql' && target.config.changes === undefined;
-        const preview = await previewSource(source, { flow: target.flow, from: stored ?? initial, limit, snapshot, priceLists: config.inventory.priceLists, sites: siteIdsOf(config.inventory) });
+        const preview = await previewSource(source, { flow: target.flow, from: stored ?? initial, limit, sourceLimit: target.config.limit, snapshot, priceLists: config.inventory.priceLists, sites: siteIdsOf(config.inventory) });
         results.push({ ...base, readFrom: stored === undefined ? 'start' : 'stored', ...present(preview) });
       } catch (error) {
         if (error instanceof ConfigError) throw error;

@@ -94,6 +94,12 @@ export interface ReadOptions {
    * (`cursor`, this key) instead of cursor >= `cursor` (sources that page by key; others ignore it).
    */
   afterKey?: string | number;
+  /**
+   * The limit a source without a tiebreak may raise a read to, `TIE_LIMIT_FACTOR` times over, to get past
+   * rows sharing one cursor (polling.ts). @defaultValue the read's `limit`; a preview reading fewer rows
+   * than the source's `limit` passes that, so it fails only where the daemon would.
+   */
+  tieLimit?: number;
 }
 
 /** Options of a `snapshot` read. */

@@ -43,9 +43,15 @@ export function storedCursor(redis: Redis, prefix: string, flow: SourceFlow, sou
  * `records` and `rejects` hold at most `limit` entries each (a source without a tiebreak may return
  * more to get past rows sharing a cursor, a CSV file is read whole); `read` and `refused` count them all.
  * With `snapshot` (a source polled only by its snapshot diff) the batch is the snapshot's first records.
+ * `sourceLimit` is the source's configured limit: a preview of fewer rows gets past a group of rows
+ * sharing one cursor as far as the daemon's polls do (`ReadOptions.tieLimit`), and fails only where they would.
  */
-export async function previewSource(source: ChangeSource, options: { flow: SourceFlow; from: Cursor; limit: number; snapshot?: boolean; priceLists?: ReadonlyArray<{ id: number; code: string }>; sites?: readonly number[] }): Promise<SourcePreview> {
-  const batch = options.snapshot ? await snapshotBatch(source, options.limit) : await source.readChanges(options.from, options.limit);
+export async function previewSource(
+  source: ChangeSource,
+  options: { flow: SourceFlow; from: Cursor; limit: number; sourceLimit?: number; snapshot?: boolean; priceLists?: ReadonlyArray<{ id: number; code: string }>; sites?: readonly number[] },
+): Promise<SourcePreview> {
+  const read = options.sourceLimit === undefined ? {} : { tieLimit: options.sourceLimit };
+  const batch = options.snapshot ? await snapshotBatch(source, options.limit) : await source.readChanges(options.from, options.limit, read);
   const check = options.flow === 'inventory' ? (record: SourceRecord) => inventoryRecordIssues(record, options.priceLists, options.sites) : shipmentRecordIssues;
   const records: SourceRecord[] = [];
   const rejects: RejectedRecord[] = [...batch.rejected];
