@@ -51,6 +51,8 @@ export interface SourceTestResult {
   read: number;
   /** Rows refused, whole or in part, whatever refused them (the source's coercion or the flow's rules). */
   refused: number;
+  /** Files a CSV source left for the next poll: changed less than `settleMs` ago. */
+  unsettled: Array<{ file: string; ageMs: number; settleMs: number }>;
   /** Why the source could not be read. */
   error?: { code: string; message: string };
 }
@@ -136,7 +138,7 @@ async function testSources(
       } catch (error) {
         if (error instanceof ConfigError) throw error;
         failures.push(error);
-        results.push({ ...base, readFrom: 'start', from: null, records: [], rejects: [], cursor: null, read: 0, refused: 0, error: errorOf(error) });
+        results.push({ ...base, readFrom: 'start', from: null, records: [], rejects: [], cursor: null, read: 0, refused: 0, unsettled: [], error: errorOf(error) });
       } finally {
         await source.close();
       }
@@ -169,11 +171,12 @@ async function openRedis(target: RedisTarget): Promise<Redis> {
   }
 }
 
-function present(preview: SourcePreview): Pick<SourceTestResult, 'from' | 'records' | 'rejects' | 'cursor' | 'read' | 'refused'> {
+function present(preview: SourcePreview): Pick<SourceTestResult, 'from' | 'records' | 'rejects' | 'cursor' | 'read' | 'refused' | 'unsettled'> {
   return {
     from: preview.from,
     read: preview.read,
     refused: preview.refused,
+    unsettled: preview.unsettled,
     records: preview.records.map((record) => ({ ref: record.ref, cursor: record.cursor, fields: record.fields })),
     rejects: preview.rejects.flatMap((reject) =>
       reject.issues.map((issue) => ({ ref: reject.ref, record: issue.record ?? reject.ref, field: issue.field, value: issue.value, rule: issue.rule })),
@@ -202,6 +205,9 @@ function describe(result: SourceTestResult): string {
   // The first-poll trap of polled sources (see erp/polling.ts); an empty CSV drop folder is normal.
   if (result.kind !== 'csv' && result.from === null && result.records.length === 0 && result.rejects.length === 0) {
     lines.push('  Nothing read from the start: if the ERP has data, the query (or endpoint) must read from the start when the cursor is null (see the warning).');
+  }
+  for (const left of result.unsettled) {
+    lines.push(`  Left for the next poll: ${left.file} changed ${left.ageMs} ms ago, less than settleMs (${left.settleMs} ms): it may still be written.`);
   }
   const cut = result.read > result.limit ? `  (${result.read} rows read, at most ${result.limit} shown)` : '';
   lines.push('', `Records (${result.records.length}):${cut}`);

@@ -41,10 +41,20 @@ export interface RejectedRecord {
   issues: ValidationIssue[];
 }
 
+/** A file a CSV source left for a later poll: it changed less than `settleMs` ago (it may still be written). */
+export interface UnsettledFile {
+  file: string;
+  /** How long ago it changed, in ms. */
+  ageMs: number;
+  settleMs: number;
+}
+
 /** What one `readChanges` call returns. */
 export interface ChangeBatch {
   records: SourceRecord[];
   rejected: RejectedRecord[];
+  /** Files left for a later poll, still settling (CSV sources; absent when none was). */
+  unsettled?: UnsettledFile[];
   /** The highest cursor seen, never behind the one passed in: what the caller stores once queued. */
   nextCursor: Cursor;
   /**

@@ -7,7 +7,7 @@
 import type { Redis } from 'ioredis';
 
 import { maxCursor } from '../erp/cursor.js';
-import type { ChangeSource, Cursor, RejectedRecord, SourceRecord } from '../erp/types.js';
+import type { ChangeSource, Cursor, RejectedRecord, SourceRecord, UnsettledFile } from '../erp/types.js';
 import { shipmentRecordIssues } from './fulfillment/producer.js';
 import { FulfillmentState } from './fulfillment/state.js';
 import { inventoryRecordIssues } from './inventory/producer.js';
@@ -30,6 +30,8 @@ export interface SourcePreview {
   read: number;
   /** Rows refused, whole or in part (some fields), whatever refused them: the source or the flow's rules. */
   refused: number;
+  /** Files a CSV source left for a later poll because they may still be written (none: empty). */
+  unsettled: UnsettledFile[];
 }
 
 /** The cursor a flow has stored for a source (read only), or undefined before its first poll. */
@@ -69,11 +71,12 @@ export async function previewSource(
     nextCursor: maxCursor(options.from, batch.nextCursor),
     read: batch.records.length + batch.rejected.length + (batch.known ?? 0),
     refused: rejects.length,
+    unsettled: batch.unsettled ?? [],
   };
 }
 
 /** The first `limit` records of the source's snapshot, and the rows it refused among them. */
-async function snapshotBatch(source: ChangeSource, limit: number): Promise<{ records: SourceRecord[]; rejected: RejectedRecord[]; nextCursor: Cursor; known?: number }> {
+async function snapshotBatch(source: ChangeSource, limit: number): Promise<{ records: SourceRecord[]; rejected: RejectedRecord[]; nextCursor: Cursor; known?: number; unsettled?: UnsettledFile[] }> {
   const records: SourceRecord[] = [];
   const rejected: RejectedRecord[] = [];
   for await (const chunk of source.snapshot?.() ?? []) {
