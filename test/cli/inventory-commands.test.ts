@@ -60,6 +60,49 @@ afterAll(async () => {
   await sim.close();
 });
 
+describe('storesync resync inventory --dry-run on two sites', () => {
+  it('counts the differing targets and the SKUs they belong to apart (issue 28, 7)', async () => {
+    // Each item on sites 1 and 2; the ERP's C-2 (5) and C-1's price (11 against 10) differ on both sites.
+    const sites = await startSimulator({ port: 0, items: [{ Code: 'C-1', Stock: 1, Price: 10 }, { Code: 'C-2', Stock: 2, Price: 20 }], itemsPerSite: [1, 2], sales: 0, users: 0, clients: 0 });
+    const table = `${schema}.two_sites`;
+    await db.query(`CREATE TABLE ${table} AS SELECT * FROM (VALUES ('C-1', 1, 11.00), ('C-2', 5, 20.00)) AS t(code, stock, price)`);
+    const file = join(dir, 'two-sites.yaml');
+    await writeFile(
+      file,
+      [
+        'store:',
+        `  baseUrl: ${sites.url}`,
+        '  username: demo',
+        '  password: demo-password',
+        'redis:',
+        `  prefix: ${prefix}-sites`,
+        'log:',
+        '  level: silent',
+        'inventory:',
+        '  sites: [{ siteId: 1 }, { siteId: 2 }]',
+        '  sources:',
+        '    - name: erp',
+        '      kind: sql',
+        `      url: ${PG_URL}`,
+        '      schedule: "0 0 0 1 1 *"',
+        '      changes: "SELECT 1 AS cursor"',
+        `      snapshot: 'SELECT code AS "Code", stock AS "Stock", price AS "Price" FROM ${table}'`,
+      ].join('\n'),
+    );
+    try {
+      const run = await cli(['--config', file, 'resync', 'inventory', '--dry-run']);
+      expect(run.stderr).toBe('');
+      // 2 SKUs × 2 sites differ: 4 differences (C-1 Price, C-2 Stock, on each site) in 4 targets of 2 SKUs.
+      expect(run.stdout).toContain('Differences: 4 in 4 targets of 2 SKUs; missing on the store: 0');
+      const json = JSON.parse((await cli(['--config', file, 'resync', 'inventory', '--dry-run', '--json'])).stdout) as Record<string, unknown>;
+      expect(json).toMatchObject({ differences: 4, itemsWithDifferences: 4, skusWithDifferences: 2 });
+    } finally {
+      await sites.close();
+      await deleteKeys(redis, `${prefix}-sites`);
+    }
+  });
+});
+
 describe('storesync resync inventory', () => {
   it('prints the dry-run plan as JSON and writes nothing to Redis', async () => {
     const run = await cli(['--config', configFile, 'resync', 'inventory', '--dry-run', '--json']);
@@ -72,7 +115,7 @@ describe('storesync resync inventory', () => {
   it('queues the differences and prints a readable summary', async () => {
     const run = await cli(['--config', configFile, 'resync', 'inventory', '--sku', 'C-1', 'C-2']);
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('Differences: 1 in 1 SKUs; missing on the store: 0');
+    expect(run.stdout).toContain('Differences: 1 in 1 targets of 1 SKUs; missing on the store: 0');
     expect(run.stdout).toContain('Jobs queued: 1');
     expect(run.stdout).toMatch(/C-2\s+Stock\s+5\s+2/);
     expect(await redis.zcard(`${prefix}:inventory:prioritized`)).toBe(1);
