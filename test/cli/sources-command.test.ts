@@ -252,6 +252,13 @@ describe('storesync sources test', () => {
     expect(run.stdout).toBe('');
   });
 
+  it('refuses --limit abc without saying "nothing sent": the command never sends anything (issue 28, 7)', async () => {
+    const run = await cli(['--config', configFile, 'sources', 'test', '--limit', 'abc']);
+    expect(run.code).toBe(EXIT.validation);
+    expect(run.stderr).toBe('storesync: sources test: field --limit = "abc" breaks "positive integer"\n');
+    expect(run.stdout).toBe('');
+  });
+
   it('exits 1 when a source cannot be read, after printing the sources that could', async () => {
     const broken = await writeConfig('broken.yaml', [
       pgStock(),
