@@ -9,12 +9,16 @@
 import type { Dialect } from './named-params.js';
 import type { Tiebreak } from './polling.js';
 
-/** An identifier as a query writes it: `modified`, `p.item_code`, `` `tabItem Price`.name ``. */
-const IDENTIFIER = String.raw`([A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*)?|` + '`[^`]+`' + String.raw`(?:\.[A-Za-z_][\w$]*)?)`;
+/** One part of an identifier: `modified`, `` `tabItem Price` ``, `"Código"`. */
+const PART = String.raw`(?:[A-Za-z_][\w$]*|` + '`[^`]+`' + String.raw`|"[^"]+")`;
+
+/** An identifier as a query writes it, qualified or not: `modified`, `p.item_code`, `"Artículos"."Código"`. */
+const IDENTIFIER = `(${PART}(?:\\.${PART})?)`;
 
 /** The column a query aliases to `alias` (`modified AS \`cursor\``), or undefined (an expression, no alias). */
 function aliasedColumn(query: string, alias: string): string | undefined {
-  return new RegExp(String.raw`${IDENTIFIER}\s+AS\s+[\x60"]?${alias}[\x60"]?(?![\w$])`, 'i').exec(query)?.[1];
+  const name = alias.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(String.raw`${IDENTIFIER}\s+AS\s+[\x60"]?${name}[\x60"]?(?![\w$])`, 'i').exec(query)?.[1];
 }
 
 /** The terms of the query's last ORDER BY, without ASC/DESC. */
@@ -43,7 +47,8 @@ export function sqlTiebreak(changes: string | undefined, dialect: Dialect, pages
   const query = changes ?? '';
   const cursor = aliasedColumn(query, 'cursor') ?? (dialect === 'postgres' ? 'cursor' : '`cursor`');
   const mappedCode = Object.entries(mapping).find(([, target]) => target.toLowerCase() === 'code')?.[0];
-  const code = aliasedColumn(query, 'code') ?? mappedCode ?? 'code';
+  // A column mapped to Code may itself be an alias (`b.item_code AS Articulo`): the column it names is compared.
+  const code = aliasedColumn(query, 'code') ?? (mappedCode === undefined ? undefined : (aliasedColumn(query, mappedCode) ?? mappedCode)) ?? 'code';
   const second = orderTerms(query)[1];
   const orderedByCode = second === undefined || [code.toLowerCase(), 'code', mappedCode?.toLowerCase()].includes(second.toLowerCase());
   // ERPNext's price rows are named by their primary key `name`; elsewhere the ORDER BY's tiebreak is the best guess.

@@ -21,6 +21,30 @@ let sim: Simulator;
 let dir: string;
 let configFile: string;
 
+/** A config file reading `table`'s snapshot (Code, Stock, Price) against the store at `storeUrl`; `inventory` adds its lines. */
+async function writeConfig(file: string, options: { storeUrl: string; prefix: string; table: string; inventory?: string[] }): Promise<void> {
+  const lines = [
+    'store:',
+    `  baseUrl: ${options.storeUrl}`,
+    '  username: demo',
+    '  password: demo-password',
+    'redis:',
+    `  prefix: ${options.prefix}`,
+    'log:',
+    '  level: silent',
+    'inventory:',
+    ...(options.inventory ?? []),
+    '  sources:',
+    '    - name: erp',
+    '      kind: sql',
+    `      url: ${PG_URL}`,
+    '      schedule: "0 0 0 1 1 *"',
+    '      changes: "SELECT 1 AS cursor"',
+    `      snapshot: 'SELECT code AS "Code", stock AS "Stock", price AS "Price" FROM ${options.table}'`,
+  ];
+  await writeFile(file, lines.join('\n'));
+}
+
 beforeAll(async () => {
   sim = await startSimulator({ port: 0, items: [{ Code: 'C-1', Stock: 1, Price: 10 }, { Code: 'C-2', Stock: 2, Price: 20 }], sales: 0, users: 0, clients: 0 });
   await db.connect();
@@ -28,27 +52,7 @@ beforeAll(async () => {
   await db.query(`CREATE TABLE ${schema}.items AS SELECT * FROM (VALUES ('C-1', 1, 10.00), ('C-2', 5, 20.00), ('C-9', 9, 90.00)) AS t(code, stock, price)`);
   dir = await mkdtemp(join(tmpdir(), 'storesync-cli-inv-'));
   configFile = join(dir, 'config.yaml');
-  await writeFile(
-    configFile,
-    [
-      'store:',
-      `  baseUrl: ${sim.url}`,
-      '  username: demo',
-      '  password: demo-password',
-      'redis:',
-      `  prefix: ${prefix}`,
-      'log:',
-      '  level: silent',
-      'inventory:',
-      '  sources:',
-      '    - name: erp',
-      '      kind: sql',
-      `      url: ${PG_URL}`,
-      '      schedule: "0 0 0 1 1 *"',
-      '      changes: "SELECT 1 AS cursor"',
-      `      snapshot: 'SELECT code AS "Code", stock AS "Stock", price AS "Price" FROM ${schema}.items'`,
-    ].join('\n'),
-  );
+  await writeConfig(configFile, { storeUrl: sim.url, prefix, table: `${schema}.items` });
 });
 
 afterAll(async () => {
@@ -67,28 +71,7 @@ describe('storesync resync inventory --dry-run on two sites', () => {
     const table = `${schema}.two_sites`;
     await db.query(`CREATE TABLE ${table} AS SELECT * FROM (VALUES ('C-1', 1, 11.00), ('C-2', 5, 20.00)) AS t(code, stock, price)`);
     const file = join(dir, 'two-sites.yaml');
-    await writeFile(
-      file,
-      [
-        'store:',
-        `  baseUrl: ${sites.url}`,
-        '  username: demo',
-        '  password: demo-password',
-        'redis:',
-        `  prefix: ${prefix}-sites`,
-        'log:',
-        '  level: silent',
-        'inventory:',
-        '  sites: [{ siteId: 1 }, { siteId: 2 }]',
-        '  sources:',
-        '    - name: erp',
-        '      kind: sql',
-        `      url: ${PG_URL}`,
-        '      schedule: "0 0 0 1 1 *"',
-        '      changes: "SELECT 1 AS cursor"',
-        `      snapshot: 'SELECT code AS "Code", stock AS "Stock", price AS "Price" FROM ${table}'`,
-      ].join('\n'),
-    );
+    await writeConfig(file, { storeUrl: sites.url, prefix: `${prefix}-sites`, table, inventory: ['  sites: [{ siteId: 1 }, { siteId: 2 }]'] });
     try {
       const run = await cli(['--config', file, 'resync', 'inventory', '--dry-run']);
       expect(run.stderr).toBe('');
