@@ -199,7 +199,7 @@ function repeatedKey(rows: readonly Record<string, unknown>[], settings: PollSet
 function tiebreakAdvice(rows: readonly Record<string, unknown>[], settings: PollSettings): string {
   const repeated = repeatedKey(rows, settings);
   if (repeated === undefined) return settings.tiebreakHint;
-  return `their key is not unique per row (${JSON.stringify(repeated.key)}: ${repeated.rows} ${settings.rowNoun}s), so paging on it would skip rows: ${settings.perRowKeyHint}`;
+  return `their key is not unique per ${settings.rowNoun} (${JSON.stringify(repeated.key)}: ${repeated.rows} ${settings.rowNoun}s), so paging on it would skip ${settings.rowNoun}s: ${settings.perRowKeyHint}`;
 }
 
 /**
