@@ -104,11 +104,14 @@ export function formatIssue(issue: ValidationIssue): string {
 /** Input that breaks a rule; nothing was sent or applied. */
 export class ValidationError extends StoreSyncError {
   readonly issues: readonly ValidationIssue[];
+  /** Raised by a command that never sends anything (`sources test`): the CLI then does not say "nothing sent". */
+  readonly readOnly: boolean;
 
-  constructor(issues: readonly ValidationIssue[], context?: string) {
+  constructor(issues: readonly ValidationIssue[], context?: string, options: { readOnly?: boolean } = {}) {
     const lines = issues.map(formatIssue);
     super('ERR_VALIDATION', `${context ? `${context}: ` : ''}${lines.join('; ')}`);
     this.issues = issues;
+    this.readOnly = options.readOnly ?? false;
   }
 }
 

@@ -102,7 +102,7 @@ function describe(report: ReconcileReport): string {
     `${report.dryRun ? 'Dry run: nothing written. ' : ''}Sources: ${report.sources.join(', ') || '(none with a snapshot)'}`,
     `Sites read: ${report.sites.map((site) => site ?? 'all').join(', ')}${report.priceLists.length > 0 ? `; price lists read: ${report.priceLists.join(', ')}` : ''}`,
     `ERP records: ${report.erpRecords}  store items: ${report.storeItems}  rejected ERP records: ${report.rejected}  rejected store items: ${report.storeRejected}`,
-    `Differences: ${report.differences} in ${report.itemsWithDifferences} SKUs; missing on the store: ${report.missingOnStore}; on other sites: ${report.onOtherSites}`,
+    `Differences: ${report.differences} in ${report.itemsWithDifferences} targets of ${report.skusWithDifferences} SKUs; missing on the store: ${report.missingOnStore}; on other sites: ${report.onOtherSites}`,
     `${report.dryRun ? 'Jobs that would be queued' : 'Jobs queued'}: ${report.queued}`,
   ];
   const perField = Object.entries(report.perField).map(([field, count]) => ({ field, differences: count }));

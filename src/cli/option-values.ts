@@ -146,11 +146,12 @@ export class OptionValues {
 
   /**
    * Throws a ValidationError listing every bad option, if any, followed by `more` (what a check of the
-   * values that did parse found: a `--price 0` the store's rules refuse next to a `--stock 1.5`).
+   * values that did parse found: a `--price 0` the store's rules refuse next to a `--stock 1.5`);
+   * `readOnly` for a command that never sends anything (see `ValidationError.readOnly`).
    */
-  check(context: string, more: readonly ValidationIssue[] = []): void {
+  check(context: string, more: readonly ValidationIssue[] = [], options: { readOnly?: boolean } = {}): void {
     const issues = [...this.#issues, ...more];
-    if (issues.length > 0) throw new ValidationError(issues, context);
+    if (issues.length > 0) throw new ValidationError(issues, context, options);
   }
 
   #bad(option: string, value: string, rule: string): undefined {

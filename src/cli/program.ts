@@ -83,7 +83,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (error instanceof ConfigError) {
       io.stderr.write(`storesync: invalid configuration\n${error.problems.map((p) => `  ${p}`).join('\n')}\n`);
     } else if (error instanceof ValidationError) {
-      io.stderr.write(`storesync: nothing sent: ${error.message}\n`);
+      io.stderr.write(`storesync: ${error.readOnly ? '' : 'nothing sent: '}${error.message}\n`);
     } else if (error instanceof StoreSyncError) {
       io.stderr.write(`storesync: ${error.code}: ${error.message}\n`);
     } else {

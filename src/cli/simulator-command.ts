@@ -31,6 +31,14 @@ interface SimulatorCommandOptions {
   pass: string;
 }
 
+/** The simulator's demo password, which the README prints; one given with --pass is not echoed. */
+const DEMO_PASSWORD = 'demo-password';
+
+/** The credentials the start line shows: the user, and the password when it is the documented demo one. */
+function credentialsShown(user: string, pass: string): string {
+  return `${user} / ${pass === DEMO_PASSWORD ? pass : 'the password given with --pass'}`;
+}
+
 /** Registers `storesync simulator`. */
 export function registerSimulatorCommand(program: Command, ctx: CliContext): void {
   program
@@ -54,7 +62,7 @@ export function registerSimulatorCommand(program: Command, ctx: CliContext): voi
     .option('--items-per-site [ids]', 'hold every item on each of these sites, each copy with its own stock and flags (bare: 1,2,3)')
     .option('--price-lists [lists]', 'price lists as id:CODE,... each with its own price for every item (bare: 1:MINORISTA,2:MAYORISTA,3:OUTLET)')
     .option('--user <name>', 'accepted username', 'demo')
-    .option('--pass <password>', 'accepted password', 'demo-password')
+    .option('--pass <password>', 'accepted password', DEMO_PASSWORD)
     .action(async (opts: SimulatorCommandOptions) => {
       const values = new OptionValues();
       const count = (option: string, value: string) => values.int(option, value, 'integer >= 0');
@@ -88,7 +96,7 @@ export function registerSimulatorCommand(program: Command, ctx: CliContext): voi
         username: opts.user,
         password: opts.pass,
       });
-      ctx.io.stdout.write(`storesync simulator listening on ${simulator.url}\n`);
+      ctx.io.stdout.write(`storesync simulator listening on ${simulator.url}   (credentials ${credentialsShown(opts.user, opts.pass)})\n`);
       const stop = ctx.io.stopSignal;
       if (!stop.aborted) await new Promise<void>((resolve) => stop.addEventListener('abort', () => resolve(), { once: true }));
       await simulator.close();

@@ -51,6 +51,8 @@ export interface SourceTestResult {
   read: number;
   /** Rows refused, whole or in part, whatever refused them (the source's coercion or the flow's rules). */
   refused: number;
+  /** Files a CSV source left for the next poll: changed less than `settleMs` ago. */
+  unsettled: Array<{ file: string; ageMs: number; settleMs: number }>;
   /** Why the source could not be read. */
   error?: { code: string; message: string };
 }
@@ -68,7 +70,8 @@ export function registerSourcesCommands(program: Command, ctx: CliContext): void
     .action(async (name: string | undefined, options: SourcesTestOptions, command: Command) => {
       const values = new OptionValues();
       const limit = values.int('--limit', options.limit, 'positive integer');
-      values.check('sources test');
+      // It only ever reads: "nothing sent" would suggest it could send something.
+      values.check('sources test', [], { readOnly: true });
       const targets = selectTargets(ctx, name, command);
       if (targets.length === 0) {
         ctx.io.stdout.write('No inventory or fulfillment source is configured (inventory.sources, fulfillment.sources).\n');
@@ -131,12 +134,12 @@ async function testSources(
         const initial = 'initialCursor' in target.config ? toCursor(target.config.initialCursor) : null;
         // A sql source without a changes query is read by its snapshot diff: its snapshot is shown.
         const snapshot = target.config.kind === 'sql' && target.config.changes === undefined;
-        const preview = await previewSource(source, { flow: target.flow, from: stored ?? initial, limit, snapshot, priceLists: config.inventory.priceLists, sites: siteIdsOf(config.inventory) });
+        const preview = await previewSource(source, { flow: target.flow, from: stored ?? initial, limit, sourceLimit: target.config.limit, snapshot, priceLists: config.inventory.priceLists, sites: siteIdsOf(config.inventory) });
         results.push({ ...base, readFrom: stored === undefined ? 'start' : 'stored', ...present(preview) });
       } catch (error) {
         if (error instanceof ConfigError) throw error;
         failures.push(error);
-        results.push({ ...base, readFrom: 'start', from: null, records: [], rejects: [], cursor: null, read: 0, refused: 0, error: errorOf(error) });
+        results.push({ ...base, readFrom: 'start', from: null, records: [], rejects: [], cursor: null, read: 0, refused: 0, unsettled: [], error: errorOf(error) });
       } finally {
         await source.close();
       }
@@ -169,11 +172,12 @@ async function openRedis(target: RedisTarget): Promise<Redis> {
   }
 }
 
-function present(preview: SourcePreview): Pick<SourceTestResult, 'from' | 'records' | 'rejects' | 'cursor' | 'read' | 'refused'> {
+function present(preview: SourcePreview): Pick<SourceTestResult, 'from' | 'records' | 'rejects' | 'cursor' | 'read' | 'refused' | 'unsettled'> {
   return {
     from: preview.from,
     read: preview.read,
     refused: preview.refused,
+    unsettled: preview.unsettled,
     records: preview.records.map((record) => ({ ref: record.ref, cursor: record.cursor, fields: record.fields })),
     rejects: preview.rejects.flatMap((reject) =>
       reject.issues.map((issue) => ({ ref: reject.ref, record: issue.record ?? reject.ref, field: issue.field, value: issue.value, rule: issue.rule })),
@@ -202,6 +206,9 @@ function describe(result: SourceTestResult): string {
   // The first-poll trap of polled sources (see erp/polling.ts); an empty CSV drop folder is normal.
   if (result.kind !== 'csv' && result.from === null && result.records.length === 0 && result.rejects.length === 0) {
     lines.push('  Nothing read from the start: if the ERP has data, the query (or endpoint) must read from the start when the cursor is null (see the warning).');
+  }
+  for (const left of result.unsettled) {
+    lines.push(`  Left for the next poll: ${left.file} changed ${left.ageMs} ms ago, less than settleMs (${left.settleMs} ms): it may still be written.`);
   }
   const cut = result.read > result.limit ? `  (${result.read} rows read, at most ${result.limit} shown)` : '';
   lines.push('', `Records (${result.records.length}):${cut}`);

@@ -13,6 +13,9 @@ import { JSON_BODY_HELP, printRecord, printRows, textOption, withClient } from '
 
 const INVENTORY_COLUMNS = ['Code', 'Name', 'Stock', 'Price', 'OfferPrice', 'Published', 'ForSale', 'SiteId', 'DepStock'];
 
+/** The same for a price list's read: its prices, and the list they are of beside them. */
+const PRICE_LIST_COLUMNS = ['Code', 'Name', 'Stock', 'Price', 'OfferPrice', 'PriceListId', 'PriceListCode', 'Published', 'ForSale', 'SiteId', 'DepStock'];
+
 type Opts = Record<string, unknown>;
 
 /** The options of every writable field of an item (`--code` is added by each command). */
@@ -110,7 +113,7 @@ export function registerStoreInventory(store: Command, ctx: CliContext): void {
       values.check('inventory get');
       return withClient(ctx, async (client) => {
         const items = await client.inventory.get(defined({ code: opts.code, siteId, pricelistId, includePreferences: opts.includePreferences }));
-        printRows(ctx, items, INVENTORY_COLUMNS, opts.json ?? false);
+        printRows(ctx, items, pricelistId === undefined ? INVENTORY_COLUMNS : PRICE_LIST_COLUMNS, opts.json ?? false);
       });
     });
   itemOptions(

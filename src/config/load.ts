@@ -183,15 +183,37 @@ function fromEnv(env: NonNullable<LoadConfigOptions['env']>, keys: Readonly<Reco
 }
 
 
-/** One line per problem: the key, the value found and what is expected. */
-export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unknown): string[] {
+/**
+ * One line per problem: the key, the value found and what is expected. `labelOf` may name a key
+ * otherwise (`REDIS_URL (redis.url)` for a value an environment variable set).
+ */
+export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unknown, labelOf: (key: string) => string = (key) => key): string[] {
   return issues.map((issue) => {
     const key = formatPath(issue.path);
     const value = valueAt(input, issue.path);
     const shown = /password|token|hash|secret/i.test(key) ? '[redacted]' : describeValue(value);
     const rule = issue.message.replace(/^(Invalid (input|option)|Too (big|small)): /, '');
-    return `${key || '(top level)'}: ${shown} — ${/^expected /i.test(rule) ? rule : `expected ${rule}`}`;
+    return `${key ? labelOf(key) : '(top level)'}: ${shown} — ${/^expected /i.test(rule) ? rule : `expected ${rule}`}`;
   });
+}
+
+/**
+ * The set environment variable (or its `NAME_FILE`) whose key is `path` or, with `within`, lies under
+ * it; undefined when none is set. What a problem line names, as `NAME (path)`.
+ */
+function variableAt(path: string, env: NonNullable<LoadConfigOptions['env']>, envKeys: Readonly<Record<string, EnvKey>>, within = false): string | undefined {
+  for (const [name, key] of Object.entries(envKeys)) {
+    if (key.path !== path && !(within && key.path.startsWith(`${path}.`))) continue;
+    if ((env[`${name}_FILE`] ?? '') !== '') return `${name}_FILE`;
+    if ((env[name] ?? '') !== '') return name;
+  }
+  return undefined;
+}
+
+/** `NAME (path)` when an environment variable set the key at `path` (the file's value was replaced), else `path`. */
+function envLabel(path: string, env: NonNullable<LoadConfigOptions['env']>, envKeys: Readonly<Record<string, EnvKey>>, within = false): string {
+  const variable = variableAt(path, env, envKeys, within);
+  return variable === undefined ? path : `${variable} (${path})`;
 }
 
 /** Reads, merges, validates and freezes the configuration. Throws ConfigError listing every problem. */
@@ -210,7 +232,11 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   // Report every problem at once: unreadable files, bad variables, unknown keys and schema violations.
   problems.push(...unknownKeyProblems(tree, env, envKeys));
   const parsed = configSchema.safeParse(tree);
-  if (!parsed.success) problems.push(...describeIssues(parsed.error.issues.filter((i) => i.code !== 'unrecognized_keys'), tree));
+  if (!parsed.success) {
+    // Overrides come last: a key they set is theirs, not the environment's.
+    const labelOf = (key: string) => (valueAt(options.overrides, key.split('.')) === undefined ? envLabel(key, env, envKeys) : key);
+    problems.push(...describeIssues(parsed.error.issues.filter((i) => i.code !== 'unrecognized_keys'), tree, labelOf));
+  }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const config = parsed.data;
   for (const secret of [config.store.password, config.admin.token, config.admin.password, ...redisSecrets(config.redis)]) registerSecret(secret);
@@ -221,10 +247,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
 function unknownKeyProblems(tree: Tree, env: NonNullable<LoadConfigOptions['env']>, envKeys: Readonly<Record<string, EnvKey>>): string[] {
   return findUnknownKeys(configSchema, tree).map((unknown) => {
     const path = formatPath(unknown.path);
-    const variable = Object.entries(envKeys).find(
-      ([name, key]) => (key.path === path || key.path.startsWith(`${path}.`)) && (env[name] ?? env[`${name}_FILE`] ?? '') !== '',
-    );
-    return describeUnknownKey(unknown, variable === undefined ? path : `${variable[0]} (${path})`);
+    return describeUnknownKey(unknown, envLabel(path, env, envKeys, true));
   });
 }
 

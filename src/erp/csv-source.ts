@@ -27,7 +27,7 @@ import type { Logger } from '../log.js';
 import { type CsvReadOptions, readCsvFile, readCsvRows } from './csv-file.js';
 import { compareCursors, maxCursor } from './cursor.js';
 import { ignoredColumnLogger, snapshotChunk, type SourceDeps } from './source-deps.js';
-import type { ChangeBatch, ChangeSource, Cursor, RejectedRecord, SnapshotChunk, SourceRecord } from './types.js';
+import type { ChangeBatch, ChangeSource, Cursor, RejectedRecord, SnapshotChunk, SourceRecord, UnsettledFile } from './types.js';
 
 /** What `commit` needs about one file of a batch (kept JSON-serialisable in `ChangeBatch.handle`). */
 interface BatchFile {
@@ -76,7 +76,8 @@ export function createCsvSource(config: CsvSourceConfig, deps: SourceDeps): Chan
   /** Files handed out and not committed yet, by name: their modification time then, and their cursor. */
   const pending = new Map<string, { mtimeMs: number; cursor: Cursor }>();
 
-  async function settledFiles(cursor: Cursor): Promise<{ name: string; mtimeMs: number; size: number }[]> {
+  /** The files to read, oldest first, and those left because they may still be written. */
+  async function settledFiles(cursor: Cursor): Promise<{ files: { name: string; mtimeMs: number; size: number }[]; unsettled: UnsettledFile[] }> {
     let entries;
     try {
       entries = await readdir(config.dir, { withFileTypes: true });
@@ -84,13 +85,16 @@ export function createCsvSource(config: CsvSourceConfig, deps: SourceDeps): Chan
       throw new ErpError(config.name, `cannot read the drop folder ${config.dir}: ${(error as Error).message}`, { code: 'ERR_ERP_FILE', cause: error });
     }
     const files = [];
+    const unsettled: UnsettledFile[] = [];
     for (const entry of entries) {
       if (!entry.isFile() || !matches.test(entry.name)) continue;
       const info = await stat(join(config.dir, entry.name)).catch(() => undefined);
       if (info === undefined) continue;
       // A file written in the last settleMs may still be growing: leave it for a later poll.
-      if (stillBeingWritten(info.mtimeMs, config.settleMs, now())) {
+      const nowMs = now();
+      if (stillBeingWritten(info.mtimeMs, config.settleMs, nowMs)) {
         logger.debug({ file: entry.name }, 'file changed recently; not read until it settles');
+        unsettled.push({ file: entry.name, ageMs: Math.max(0, Math.round(nowMs - info.mtimeMs)), settleMs: config.settleMs });
         continue;
       }
       const handedOut = pending.get(entry.name);
@@ -98,7 +102,8 @@ export function createCsvSource(config: CsvSourceConfig, deps: SourceDeps): Chan
       if (unchanged && cursor !== null && compareCursors(handedOut.cursor, cursor) <= 0) continue;
       files.push({ name: entry.name, mtimeMs: info.mtimeMs, size: info.size });
     }
-    return files.sort((a, b) => a.mtimeMs - b.mtimeMs || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    files.sort((a, b) => a.mtimeMs - b.mtimeMs || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return { files, unsettled: unsettled.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)) };
   }
 
   async function moveFile(file: BatchFile): Promise<void> {
@@ -136,7 +141,8 @@ export function createCsvSource(config: CsvSourceConfig, deps: SourceDeps): Chan
       const rejected: RejectedRecord[] = [];
       const files: BatchFile[] = [];
       let nextCursor = cursor;
-      for (const file of await settledFiles(cursor)) {
+      const listed = await settledFiles(cursor);
+      for (const file of listed.files) {
         if (files.length > 0 && records.length + rejected.length >= limit) break;
         const fileCursor = new Date(file.mtimeMs).toISOString();
         let content;
@@ -154,7 +160,7 @@ export function createCsvSource(config: CsvSourceConfig, deps: SourceDeps): Chan
         nextCursor = maxCursor(nextCursor, fileCursor);
       }
       const handle: CsvHandle = { kind: 'csv', files };
-      return { records, rejected, nextCursor, handle };
+      return { records, rejected, nextCursor, handle, ...(listed.unsettled.length > 0 ? { unsettled: listed.unsettled } : {}) };
     },
     async commit(batch: ChangeBatch): Promise<void> {
       if (!isHandle(batch.handle)) throw new ErpError(config.name, 'commit: the batch was not read from this CSV source', { code: 'ERR_ERP_FILE', retryable: false });

@@ -42,6 +42,13 @@ export type FieldCatalog = Readonly<Record<string, FieldSpec>>;
 /** The column (or mapping target) holding a row's cursor; it is never a field. */
 export const CURSOR_COLUMN = 'cursor';
 
+/**
+ * The (lower-cased) column a source may return to page rows sharing one cursor by a key unique per row
+ * when `Code` is not (one row per item and price list): `:afterKey` is then its value (polling.ts).
+ * It is never a field.
+ */
+export const PAGE_KEY_COLUMN = 'pagekey';
+
 /** Fields of an inventory item an ERP may provide (the store's inventory update payload). */
 export const INVENTORY_FIELDS: FieldCatalog = {
   Code: { type: 'string', required: true },
@@ -206,6 +213,7 @@ export function normalizeRecord(raw: Record<string, unknown>, catalog: FieldCata
     const lower = column.toLowerCase();
     const mapped = plan.byMapping.get(lower);
     const field = mapped ?? plan.byField.get(lower) ?? (lower === CURSOR_COLUMN ? CURSOR_COLUMN : undefined);
+    if (field === undefined && lower === PAGE_KEY_COLUMN) continue;
     if (field === undefined) {
       options.onIgnored?.(column);
       continue;

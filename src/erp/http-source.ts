@@ -29,6 +29,11 @@ const FIRST_POLL_HINT =
 const TIEBREAK_HINT =
   "set the source's afterKeyParam and have the endpoint return, when it is given, the records with (cursor, key) after (cursor, afterKey)";
 
+/** The same when the records' key repeats under one cursor (one record per item and price list). */
+const PER_ROW_TIEBREAK_HINT =
+  "give each record a pageKey field unique per record, set the source's afterKeyParam and have the endpoint return, when it is given, " +
+  'the records with (cursor, pageKey) after (cursor, afterKey)';
+
 /** The array at a dotted path (`data.items`; `''` is the body itself), or undefined. */
 export function recordsAt(body: unknown, path: string): unknown {
   let node = body;
@@ -60,7 +65,11 @@ export function createHttpSource(config: HttpSourceConfig, deps: SourceDeps): Ch
     bodyTimeout: config.timeoutMs,
   });
   const afterKeyParam = config.afterKeyParam;
-  const settings = pollSettingsFor(config, deps, 'record', FIRST_POLL_HINT, { pagesByKey: afterKeyParam !== undefined, hint: TIEBREAK_HINT });
+  const settings = pollSettingsFor(config, deps, 'record', FIRST_POLL_HINT, {
+    pagesByKey: afterKeyParam !== undefined,
+    hint: TIEBREAK_HINT,
+    perRowHint: PER_ROW_TIEBREAK_HINT,
+  });
   const initialCursor = toCursor(config.initialCursor);
   const fail = (code: ErpErrorCode, message: string, retryable: boolean, cause?: unknown) =>
     new ErpError(config.name, redactText(message), { code, retryable, cause });

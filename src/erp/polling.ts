@@ -12,9 +12,11 @@
  * takes one (`PollSettings.pagesByKey`: a SQL query using `:afterKey`, an HTTP source with an
  * `afterKeyParam`): a read that continues a poll asks for rows with `(cursor, key) > (resumeFrom,
  * resumeKey)`, the last row's cursor and raw key, so any number of rows under one cursor is read in
- * pages of `limit`. Without one, a full batch whose rows all share one cursor would return the same
- * rows forever, so the read asks again with twice the limit, up to `TIE_LIMIT_FACTOR` times the
- * configured limit, and then fails loudly, naming the tiebreak.
+ * pages of `limit`. A row carrying a `pageKey` column is paged after that value instead of its key, for
+ * a source whose key repeats (one row per item and price list). Without a tiebreak, a full batch whose
+ * rows all share one cursor would return the same rows forever, so the read asks again with twice the
+ * limit, up to `TIE_LIMIT_FACTOR` times the configured limit (`ReadOptions.tieLimit`, for a preview), and
+ * then fails loudly, naming the tiebreak that fits: the key, or a key unique per row when it repeats.
  *
  * A first poll (no stored cursor, no `initialCursor`) that reads nothing is suspicious: the classic
  * `WHERE changed_at > :cursor` compares with NULL then and reads nothing, at every poll, forever,
@@ -28,7 +30,7 @@
 import { ErpError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { compareCursors, maxCursor, pollStart, toCursor } from './cursor.js';
-import { type FieldCatalog, normalizeRecord, rawKeyOf, type StockRounding } from './fields.js';
+import { type FieldCatalog, normalizeRecord, PAGE_KEY_COLUMN, rawKeyOf, type StockRounding } from './fields.js';
 import { epochMicros } from './precise-date.js';
 import { ignoredColumnLogger, type SourceDeps } from './source-deps.js';
 import type { ChangeBatch, Cursor, KnownRows, ReadOptions, RejectedRecord, SourceRecord } from './types.js';
@@ -68,12 +70,25 @@ export interface PollSettings {
   pagesByKey: boolean;
   /** How to give this source a tiebreak, for the message of a tie group it cannot get past. */
   tiebreakHint: string;
+  /** The same when the group repeats a key (one row per item and price list): a key unique per row, as `pageKey`. */
+  perRowKeyHint: string;
   /** What a fractional Stock becomes (the source's `stockRounding`). @defaultValue 'floor' */
   stockRounding?: StockRounding;
 }
 
 /** A source that cannot page rows sharing one cursor (`pollSettingsFor`'s default). */
-const NO_TIEBREAK = { pagesByKey: false, hint: 'give the source a tiebreak (a SQL query: :afterKey; an HTTP source: afterKeyParam)' };
+const NO_TIEBREAK: Tiebreak = {
+  pagesByKey: false,
+  hint: 'give the source a tiebreak (a SQL query: :afterKey; an HTTP source: afterKeyParam)',
+  perRowHint: 'give the source a tiebreak on a key unique per row, returned as pageKey (a SQL query: :afterKey; an HTTP source: afterKeyParam)',
+};
+
+/** Whether a source pages rows sharing one cursor by key, and how to make it (by its key, by a key unique per row). */
+export interface Tiebreak {
+  pagesByKey: boolean;
+  hint: string;
+  perRowHint: string;
+}
 
 /**
  * The settings of a polled source (SQL, HTTP), with its child logger; `firstPollHint` says how to make
@@ -85,7 +100,7 @@ export function pollSettingsFor(
   deps: SourceDeps,
   rowNoun: string,
   firstPollHint: string,
-  tiebreak: { pagesByKey: boolean; hint: string } = NO_TIEBREAK,
+  tiebreak: Tiebreak = NO_TIEBREAK,
 ): PollSettings {
   const logger = deps.logger.child({ source: config.name });
   let warned = false;
@@ -99,6 +114,7 @@ export function pollSettingsFor(
     onIgnored: ignoredColumnLogger(logger),
     pagesByKey: tiebreak.pagesByKey,
     tiebreakHint: tiebreak.hint,
+    perRowKeyHint: tiebreak.perRowHint,
     ...(config.stockRounding === undefined ? {} : { stockRounding: config.stockRounding }),
     onEmptyFirstPoll() {
       if (warned) return;
@@ -151,15 +167,39 @@ function keyParam(raw: unknown): string | number | undefined {
   return typeof raw === 'bigint' || typeof raw === 'boolean' ? String(raw) : undefined;
 }
 
+/** What a row is paged after: its `pageKey` column when it has one, else its raw key (the column that becomes `Code`). */
+function pageKeyOf(row: Readonly<Record<string, unknown>>, settings: PollSettings): string | number | undefined {
+  const column = Object.keys(row).find((name) => name.toLowerCase() === PAGE_KEY_COLUMN);
+  return keyParam(column === undefined ? rawKeyOf(row, settings.catalog, settings.mapping) : row[column]);
+}
+
 /** The raw key of the last row that has one, and its cursor (a keyless row cannot be paged after). */
 function lastKeyed(rows: readonly Record<string, unknown>[], cursors: readonly Cursor[], settings: PollSettings): { cursor: Cursor; key: string | number } | undefined {
   const keyField = Object.entries(settings.catalog).find(([, spec]) => spec.required)?.[0];
   if (keyField === undefined) return undefined;
   for (let index = rows.length - 1; index >= 0; index -= 1) {
-    const key = keyParam(rawKeyOf(rows[index] as Record<string, unknown>, settings.catalog, settings.mapping));
+    const key = pageKeyOf(rows[index] as Record<string, unknown>, settings);
     if (key !== undefined) return { cursor: cursors[index] ?? null, key };
   }
   return undefined;
+}
+
+/** The first raw key (the column that becomes `Code`) that several rows share, and how many do. */
+function repeatedKey(rows: readonly Record<string, unknown>[], settings: PollSettings): { key: string | number; rows: number } | undefined {
+  const counts = new Map<string | number, number>();
+  for (const row of rows) {
+    const key = keyParam(rawKeyOf(row, settings.catalog, settings.mapping));
+    if (key !== undefined) counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  for (const [key, count] of counts) if (count > 1) return { key, rows: count };
+  return undefined;
+}
+
+/** How to get past a tie group: by the rows' key, or, when it repeats among them, by a key unique per row. */
+function tiebreakAdvice(rows: readonly Record<string, unknown>[], settings: PollSettings): string {
+  const repeated = repeatedKey(rows, settings);
+  if (repeated === undefined) return settings.tiebreakHint;
+  return `their key is not unique per ${settings.rowNoun} (${JSON.stringify(repeated.key)}: ${repeated.rows} ${settings.rowNoun}s), so paging on it would skip ${settings.rowNoun}s: ${settings.perRowKeyHint}`;
 }
 
 /**
@@ -217,7 +257,7 @@ export async function pollChanges(
   const continues = options.overlap === false;
   const start = continues ? pollStart(cursor, 0) : pollStart(cursor, settings.overlapMs, options.previousPollAt, options.pastCursor === true);
   const afterKey = settings.pagesByKey && continues && options.afterKey !== undefined ? options.afterKey : null;
-  const cap = limit * TIE_LIMIT_FACTOR;
+  const cap = Math.max(limit, options.tieLimit ?? limit) * TIE_LIMIT_FACTOR;
   let current = limit;
   for (;;) {
     const rows = await read(start, current, { afterKey, continues });
@@ -231,15 +271,16 @@ export async function pollChanges(
     if (keyed) return { ...batch, resumeFrom: keyed.cursor, resumeKey: keyed.key };
     const stalled = rows.length >= current && compareCursors(seenMin, seenMax) === 0;
     if (!stalled) return batch;
+    const advice = tiebreakAdvice(rows, settings);
     if (current >= cap) {
       throw new ErpError(
         settings.source,
-        `more than ${cap} ${settings.rowNoun}s share cursor ${String(seenMax)}: ${settings.tiebreakHint} (or raise the source limit, or use a finer cursor)`,
+        `more than ${cap} ${settings.rowNoun}s share cursor ${String(seenMax)}: ${advice} (or raise the source limit, or use a finer cursor)`,
         { code: 'ERR_ERP_CURSOR', retryable: false },
       );
     }
     current = Math.min(current * 2, cap);
     // The logger is the source's child: it names the source already.
-    settings.logger.warn({ cursor: seenMax, limit: current }, `full batch without progress: raising the limit for this poll; ${settings.tiebreakHint}`);
+    settings.logger.warn({ cursor: seenMax, limit: current }, `full batch without progress: raising the limit for this poll; ${advice}`);
   }
 }

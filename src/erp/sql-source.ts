@@ -37,16 +37,12 @@ import { pollChanges, pollSettingsFor, type ReadPage, toBatchParts } from './pol
 import { dateOfMicros, epochMicros } from './precise-date.js';
 import { snapshotChunk, type SourceDeps } from './source-deps.js';
 import { openSql, type SqlClient } from './sql-client.js';
+import { sqlTiebreak } from './sql-tiebreak.js';
 import type { ChangeSource, Cursor, ReadOptions, SnapshotChunk } from './types.js';
 import { backwardShiftNear } from './zoned-time.js';
 
 /** How far ahead of a poll's start a backward DST transition widens it (the largest shift any zone has). */
 const TRANSITION_HORIZON_MS = 2 * 3_600_000;
-
-/** The tiebreak this source lacks, for the message of a tie group it cannot get past. */
-const TIEBREAK_HINT =
-  'page the changes query on (cursor, key) with :afterKey, e.g. `WHERE :cursor IS NULL OR modified > :cursor OR ' +
-  "(modified = :cursor AND code > COALESCE(:afterKey, ''))` (README, \"SQL sources\")";
 
 /**
  * How to read from the start, per dialect, shown when a first poll reads nothing (see polling.ts).
@@ -72,7 +68,7 @@ export function createSqlSource(config: SqlSourceConfig, deps: SourceDeps): Chan
   const zone = config.timeZone ?? 'UTC';
   const sql: SqlClient = openSql(config.url, { name: config.name, max: POOL_SIZE, timeZone: zone });
   const pagesByKey = config.changes !== undefined && parameterNames(config.changes, sql.dialect).has('afterKey');
-  const settings = pollSettingsFor(config, deps, 'row', firstPollHint(sql), { pagesByKey, hint: TIEBREAK_HINT });
+  const settings = pollSettingsFor(config, deps, 'row', firstPollHint(sql), sqlTiebreak(config.changes, sql.dialect, pagesByKey, config.mapping));
   const initialCursor = toCursor(config.initialCursor);
   const snapshotQuery = config.snapshot;
   const deletionsQuery = config.deletions;
@@ -115,7 +111,14 @@ export function createSqlSource(config: SqlSourceConfig, deps: SourceDeps): Chan
   }
   if (deletionsQuery !== undefined) {
     // Paged by key only when the deletions query itself uses :afterKey (the changes query may, and not it).
-    const deletionSettings = { ...settings, rowNoun: 'deletion row', pagesByKey: parameterNames(deletionsQuery, sql.dialect).has('afterKey') };
+    // Nothing deleted yet is the normal first poll (ERPNext's empty tabDeleted Document): no first-poll
+    // warning, whose advice is about the changes query anyway.
+    const deletionSettings = {
+      ...settings,
+      rowNoun: 'deletion row',
+      pagesByKey: parameterNames(deletionsQuery, sql.dialect).has('afterKey'),
+      onEmptyFirstPoll: () => undefined,
+    };
     source.readDeletions = (cursor: Cursor, limit: number, options?: ReadOptions) =>
       pollChanges(
         cursor ?? initialCursor,

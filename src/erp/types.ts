@@ -41,10 +41,20 @@ export interface RejectedRecord {
   issues: ValidationIssue[];
 }
 
+/** A file a CSV source left for a later poll: it changed less than `settleMs` ago (it may still be written). */
+export interface UnsettledFile {
+  file: string;
+  /** How long ago it changed, in ms. */
+  ageMs: number;
+  settleMs: number;
+}
+
 /** What one `readChanges` call returns. */
 export interface ChangeBatch {
   records: SourceRecord[];
   rejected: RejectedRecord[];
+  /** Files left for a later poll, still settling (CSV sources; absent when none was). */
+  unsettled?: UnsettledFile[];
   /** The highest cursor seen, never behind the one passed in: what the caller stores once queued. */
   nextCursor: Cursor;
   /**
@@ -94,6 +104,12 @@ export interface ReadOptions {
    * (`cursor`, this key) instead of cursor >= `cursor` (sources that page by key; others ignore it).
    */
   afterKey?: string | number;
+  /**
+   * The limit a source without a tiebreak may raise a read to, `TIE_LIMIT_FACTOR` times over, to get past
+   * rows sharing one cursor (polling.ts). @defaultValue the read's `limit`; a preview reading fewer rows
+   * than the source's `limit` passes that, so it fails only where the daemon would.
+   */
+  tieLimit?: number;
 }
 
 /** Options of a `snapshot` read. */

@@ -7,7 +7,7 @@
 import type { Redis } from 'ioredis';
 
 import { maxCursor } from '../erp/cursor.js';
-import type { ChangeSource, Cursor, RejectedRecord, SourceRecord } from '../erp/types.js';
+import type { ChangeSource, Cursor, RejectedRecord, SourceRecord, UnsettledFile } from '../erp/types.js';
 import { shipmentRecordIssues } from './fulfillment/producer.js';
 import { FulfillmentState } from './fulfillment/state.js';
 import { inventoryRecordIssues } from './inventory/producer.js';
@@ -30,6 +30,8 @@ export interface SourcePreview {
   read: number;
   /** Rows refused, whole or in part (some fields), whatever refused them: the source or the flow's rules. */
   refused: number;
+  /** Files a CSV source left for a later poll because they may still be written (none: empty). */
+  unsettled: UnsettledFile[];
 }
 
 /** The cursor a flow has stored for a source (read only), or undefined before its first poll. */
@@ -43,9 +45,15 @@ export function storedCursor(redis: Redis, prefix: string, flow: SourceFlow, sou
  * `records` and `rejects` hold at most `limit` entries each (a source without a tiebreak may return
  * more to get past rows sharing a cursor, a CSV file is read whole); `read` and `refused` count them all.
  * With `snapshot` (a source polled only by its snapshot diff) the batch is the snapshot's first records.
+ * `sourceLimit` is the source's configured limit: a preview of fewer rows gets past a group of rows
+ * sharing one cursor as far as the daemon's polls do (`ReadOptions.tieLimit`), and fails only where they would.
  */
-export async function previewSource(source: ChangeSource, options: { flow: SourceFlow; from: Cursor; limit: number; snapshot?: boolean; priceLists?: ReadonlyArray<{ id: number; code: string }>; sites?: readonly number[] }): Promise<SourcePreview> {
-  const batch = options.snapshot ? await snapshotBatch(source, options.limit) : await source.readChanges(options.from, options.limit);
+export async function previewSource(
+  source: ChangeSource,
+  options: { flow: SourceFlow; from: Cursor; limit: number; sourceLimit?: number; snapshot?: boolean; priceLists?: ReadonlyArray<{ id: number; code: string }>; sites?: readonly number[] },
+): Promise<SourcePreview> {
+  const read = options.sourceLimit === undefined ? {} : { tieLimit: options.sourceLimit };
+  const batch = options.snapshot ? await snapshotBatch(source, options.limit) : await source.readChanges(options.from, options.limit, read);
   const check = options.flow === 'inventory' ? (record: SourceRecord) => inventoryRecordIssues(record, options.priceLists, options.sites) : shipmentRecordIssues;
   const records: SourceRecord[] = [];
   const rejects: RejectedRecord[] = [...batch.rejected];
@@ -63,11 +71,12 @@ export async function previewSource(source: ChangeSource, options: { flow: Sourc
     nextCursor: maxCursor(options.from, batch.nextCursor),
     read: batch.records.length + batch.rejected.length + (batch.known ?? 0),
     refused: rejects.length,
+    unsettled: batch.unsettled ?? [],
   };
 }
 
 /** The first `limit` records of the source's snapshot, and the rows it refused among them. */
-async function snapshotBatch(source: ChangeSource, limit: number): Promise<{ records: SourceRecord[]; rejected: RejectedRecord[]; nextCursor: Cursor; known?: number }> {
+async function snapshotBatch(source: ChangeSource, limit: number): Promise<{ records: SourceRecord[]; rejected: RejectedRecord[]; nextCursor: Cursor; known?: number; unsettled?: UnsettledFile[] }> {
   const records: SourceRecord[] = [];
   const rejected: RejectedRecord[] = [];
   for await (const chunk of source.snapshot?.() ?? []) {

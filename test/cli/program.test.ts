@@ -43,7 +43,7 @@ describe('storesync CLI', () => {
     expect(result.stderr.trim().split('\n')).toEqual([
       'storesync: invalid configuration',
       '  STORE_SITE_ID (store.siteId): "x" is not a whole number',
-      '  redis.url: "http://nope" — expected a redis://host:port/db URL',
+      '  REDIS_URL (redis.url): "http://nope" — expected a redis://host:port/db URL',
     ]);
   });
 

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -185,6 +185,29 @@ describe('storesync sources test', () => {
     expect(all.stdout).toMatch(/Rejected \(2\):\nrecord\s+field\s+value\s+rule\n[- ]+\nSKU-3\s+Stock\s+"lots"\s+integer\nSKU-2\s+Stock\s+-5/);
   });
 
+  it('says which CSV files it left for the next poll because they changed less than settleMs ago (issue 28, 6c)', async () => {
+    const fresh = join(dir, 'settling');
+    await mkdir(fresh);
+    await writeFile(join(fresh, 'old.csv'), 'Code;Stock\nS-1;2\n');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    await utimes(join(fresh, 'old.csv'), hourAgo, hourAgo);
+    await writeFile(join(fresh, 'new.csv'), 'Code;Stock\nS-2;5\n');
+    const file = await writeConfig('settling.yaml', [{ name: 'csv-settling', kind: 'csv', dir: fresh, schedule, settleMs: 600_000 }]);
+
+    const run = await cli(['--config', file, 'sources', 'test', '--json']);
+    expect(run.code).toBe(EXIT.ok);
+    const result = parse(run.stdout).get('csv-settling');
+    expect(result?.records.map((record) => record.fields)).toEqual([{ Code: 'S-1', Stock: 2 }]);
+    expect(result?.unsettled).toEqual([{ file: 'new.csv', ageMs: expect.any(Number) as unknown as number, settleMs: 600_000 }]);
+    const ageMs = result?.unsettled[0]?.ageMs ?? -1;
+    expect(ageMs >= 0 && ageMs < 600_000, `age ${ageMs} ms of a file just written`).toBe(true);
+
+    const text = await cli(['--config', file, 'sources', 'test']);
+    expect(text.stdout).toMatch(/\n {2}Left for the next poll: new\.csv changed \d+ ms ago, less than settleMs \(600000 ms\): it may still be written\.\n/);
+    expect(text.stdout).not.toContain('old.csv changed');
+    expect((await readdir(fresh)).sort()).toEqual(['new.csv', 'old.csv']);
+  });
+
   it('points at the null cursor when a source reads nothing from the start, with the warning on stderr', async () => {
     const bad = await writeConfig('first-poll.yaml', [
       { ...pgStock(), name: 'pg-bad', changes: `SELECT code, stock, changed_at AS cursor FROM ${pg.schema}.items WHERE changed_at > :cursor ORDER BY cursor, code LIMIT :limit` },
@@ -226,6 +249,13 @@ describe('storesync sources test', () => {
     const run = await cli(['--config', configFile, 'sources', 'test', '--limit', '0']);
     expect(run.code).toBe(EXIT.validation);
     expect(run.stderr).toContain('--limit');
+    expect(run.stdout).toBe('');
+  });
+
+  it('refuses --limit abc without saying "nothing sent": the command never sends anything (issue 28, 7)', async () => {
+    const run = await cli(['--config', configFile, 'sources', 'test', '--limit', 'abc']);
+    expect(run.code).toBe(EXIT.validation);
+    expect(run.stderr).toBe('storesync: sources test: field --limit = "abc" breaks "positive integer"\n');
     expect(run.stdout).toBe('');
   });
 

@@ -50,6 +50,24 @@ describe('storesync store inventory', () => {
     expect(items.map((i) => i.Code)).toEqual(['SKU-000001']);
   });
 
+  it('shows the price list beside its prices with --price-list-id, as the store answered (issue 28, 7)', async () => {
+    const lists = await startSimulator({ port: 0, items: [{ Code: 'PL-1', Stock: 3, Price: 10 }], priceLists: [{ id: 1, code: 'RETAIL' }, { id: 2, code: 'WHOLESALE' }], sales: 0, users: 0, clients: 0 });
+    try {
+      const listEnv = { ...env, STORE_BASE_URL: lists.url };
+      expect((await cli(['store', 'inventory', 'set', '--code', 'PL-1', '--price-list-id', '2', '--price', '8'], listEnv)).code).toBe(0);
+      const wholesale = await cli(['store', 'inventory', 'get', '--code', 'PL-1', '--price-list-id', '2'], listEnv);
+      expect(wholesale.code).toBe(0);
+      const [header, , row] = wholesale.stdout.split('\n');
+      expect(header, 'the table leaves out the list the prices are of').toMatch(/^Code\s+Name\s+Stock\s+Price\s+OfferPrice\s+PriceListId\s+PriceListCode\s+Published/);
+      expect(row).toMatch(/^PL-1\s+\S+\s+3\s+8\s+(\S+\s+)?2\s+WHOLESALE\s/);
+      // Without a list the table is as before: the store's default prices, no list columns.
+      const plain = await cli(['store', 'inventory', 'get', '--code', 'PL-1'], listEnv);
+      expect(plain.stdout.split('\n')[0]).not.toContain('PriceList');
+    } finally {
+      await lists.close();
+    }
+  });
+
   it('updates only the options given', async () => {
     const before = sim.state.items.get('SKU-000002')!.item;
     const run = await store('inventory', 'set', '--code', 'SKU-000002', '--stock', '7', '--published', 'false');

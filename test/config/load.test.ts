@@ -99,7 +99,25 @@ describe('loadConfig', () => {
     expect(problems.find((p) => p.startsWith('store.baseUrl: "not a url"'))).toBeDefined();
     expect(problems.find((p) => p.startsWith('store.connections: -2 — expected'))).toBeDefined();
     expect(problems.find((p) => p.startsWith('log.level: "loud" — expected'))).toBeDefined();
-    expect(problems.find((p) => p.startsWith('http.port: 99999 — expected'))).toBeDefined();
+    expect(problems.find((p) => p.startsWith('HTTP_PORT (http.port): 99999 — expected'))).toBeDefined();
+  });
+
+  it('names the environment variable whose value breaks a rule, as it does for STORE_SITE_ID (issue 28, 7)', () => {
+    const configFile = file('fine.yaml', 'redis:\n  url: redis://127.0.0.1:6379/0\nlog:\n  level: info\n');
+    const problems = problemsOf(() => loadConfig({ env: { REDIS_URL: 'localhost:6379', LOG_LEVEL: 'verbose' }, configFile }));
+    expect(problems).toHaveLength(2);
+    expect(problems.find((p) => p.startsWith('REDIS_URL (redis.url): "localhost:6379" — expected')), problems.join('\n')).toBeDefined();
+    expect(problems.find((p) => p.startsWith('LOG_LEVEL (log.level): "verbose" — expected')), problems.join('\n')).toBeDefined();
+  });
+
+  it('names the key alone when the file set the bad value and the variable is unset or empty', () => {
+    const configFile = file('bad-level.yaml', 'log:\n  level: verbose\n');
+    expect(problemsOf(() => loadConfig({ env: { LOG_LEVEL: '' }, configFile }))).toEqual([expect.stringMatching(/^log\.level: "verbose" — expected/)]);
+  });
+
+  it('names NAME_FILE when the bad value was read from that file', () => {
+    const levelFile = file('log_level', 'verbose\n');
+    expect(problemsOf(() => loadConfig({ env: { LOG_LEVEL_FILE: levelFile } }))).toEqual([expect.stringMatching(/^LOG_LEVEL_FILE \(log\.level\): "verbose" — expected/)]);
   });
 
   it('never shows a secret value in a problem line', () => {

@@ -126,6 +126,42 @@ describe('first poll that reads nothing', () => {
       expect(await pollTwice(erp)).toEqual([2, 2]);
       expect(firstPollWarnings(logs)).toEqual([]);
     });
+
+    /** A source whose deletions query reads an empty ERPNext `tabDeleted Document`. */
+    function withDeletions(name: string, where: string, logs: ReturnType<typeof logCollector>): ChangeSource {
+      const created = createSource(
+        sqlConfig({
+          name,
+          url: scratch.url,
+          changes: `SELECT code, stock, changed_at AS \`cursor\` FROM items WHERE ${where} ORDER BY changed_at, code LIMIT :limit`,
+          deletions:
+            "SELECT deleted_name AS code, modified AS `cursor` FROM `tabDeleted Document` WHERE deleted_doctype = 'Item' AND (:cursor IS NULL OR modified >= :cursor) ORDER BY modified, deleted_name LIMIT :limit",
+        }),
+        { fields: INVENTORY_FIELDS, logger: logs.logger },
+      );
+      opened.push(created);
+      return created;
+    }
+
+    it('stays quiet when the deletions query reads an empty tabDeleted Document on a fresh ERPNext setup (issue 28, 6a)', async () => {
+      await scratch.db.query('CREATE TABLE IF NOT EXISTS `tabDeleted Document` (name VARCHAR(140) PRIMARY KEY, modified DATETIME(6), deleted_name VARCHAR(140), deleted_doctype VARCHAR(140))');
+      const logs = logCollector();
+      const erp = withDeletions('maria-fresh-erpnext', '(:cursor IS NULL OR changed_at >= :cursor)', logs);
+      const deleted = await erp.readDeletions?.(null, 100);
+      expect(deleted?.records).toEqual([]);
+      expect(await pollTwice(erp)).toEqual([2, 2]);
+      expect(firstPollWarnings(logs), 'an empty deletions table logged the changes query\'s first-poll warning').toEqual([]);
+    });
+
+    it('still warns for the changes query after an empty deletions read', async () => {
+      const logs = logCollector();
+      const erp = withDeletions('maria-bad-with-deletions', 'changed_at > :cursor', logs);
+      await erp.readDeletions?.(null, 100);
+      expect(await pollTwice(erp)).toEqual([0, 0]);
+      const warnings = firstPollWarnings(logs);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]?.[1]).toContain('the first poll (no stored cursor, no initialCursor) read no rows');
+    });
   });
 
   describe('on an HTTP endpoint', () => {

@@ -203,6 +203,13 @@ describe('HTTP source', () => {
     items = Array.from({ length: 70 }, (_, i) => ({ sku: `TIE-${String(i).padStart(2, '0')}`, available: i, updatedAt: '2024-05-01T10:00:00.000Z' }));
     await expect(source().readChanges(null, 1)).rejects.toThrow(/more than 64 records share cursor 2024-05-01T10:00:00\.000Z: set the source's afterKeyParam/);
   });
+
+  it('asks for a pageKey unique per record when the key repeats in the tie group (one record per item and list)', async () => {
+    items = Array.from({ length: 70 }, (_, i) => ({ sku: `TIE-${String(i >> 1).padStart(2, '0')}`, available: i, updatedAt: '2024-05-01T10:00:00.000Z' }));
+    await expect(source().readChanges(null, 1)).rejects.toThrow(
+      /more than 64 records share cursor 2024-05-01T10:00:00\.000Z: their key is not unique per record \("TIE-00": 2 records\), so paging on it would skip records: give each record a pageKey field unique per record/,
+    );
+  });
 });
 
 describe('recordsAt', () => {

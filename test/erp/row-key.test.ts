@@ -91,6 +91,7 @@ describe('toBatchParts with known rows', () => {
     onEmptyFirstPoll: () => undefined,
     pagesByKey: false,
     tiebreakHint: '',
+    perRowKeyHint: '',
   };
   const rows = [
     { code: 'A', stock: 1, cursor: new Date('2025-01-01T00:00:01Z') },

@@ -36,8 +36,20 @@ describe('storesync simulator command', () => {
     expect((await call<{ hashTtlS: number }>(url, 'GET', '/__control/faults')).body.hashTtlS).toBe(60);
     run.stop();
     expect(await run.exit).toBe(0);
-    expect(run.output().stdout).toMatch(/^storesync simulator listening on http:\/\/127\.0\.0\.1:\d+\n$/);
+    // The user, not a password given with --pass (secrets are not echoed).
+    expect(run.output().stdout).toMatch(/^storesync simulator listening on http:\/\/127\.0\.0\.1:\d+ {3}\(credentials u1 \/ the password given with --pass\)\n$/);
+    expect(run.output().stdout).not.toContain('p&1');
     await expect(call(url, 'GET', '/__control')).rejects.toThrow();
+  });
+
+  it('prints the demo credentials on its start line as the README shows them (issue 28, 7)', async () => {
+    const run = runSimulator(['--port', '0', '--items', '1', '--sales', '0']);
+    const url = await Promise.race([run.url, run.exit.then((code) => Promise.reject(new Error(`exited ${code}: ${run.output().stderr}`)))]);
+    expect(run.output().stdout).toBe(`storesync simulator listening on ${url}   (credentials demo / demo-password)\n`);
+    // They are the ones it accepts.
+    expect((await call(url, 'GET', '/Api/Auth/', { query: { username: 'demo', password: 'demo-password' } })).status).toBe(200);
+    run.stop();
+    expect(await run.exit).toBe(0);
   });
 
   it.each([

@@ -97,6 +97,8 @@ export interface ReconcileReport {
   perField: Record<string, number>;
   /** Targets with at least one difference (a SKU differing on two sites counts twice). */
   itemsWithDifferences: number;
+  /** SKUs with at least one differing target (a SKU differing on two sites counts once). */
+  skusWithDifferences: number;
   /** The first differences (up to `sampleSize`). */
   sample: FieldDifference[];
   /**

@@ -28,7 +28,7 @@ import type { FlowDeps } from '../../flow.js';
 import { PRIORITY } from '../enqueue.js';
 import { type InventoryRuntime, openInventoryRuntime } from '../runtime.js';
 import { targetRows } from '../snapshot/index.js';
-import { siteIdsOf } from '../target-key.js';
+import { codeOf, siteIdsOf } from '../target-key.js';
 import type { ReconcileReport } from '../types.js';
 import { StoreComparison } from './reconcile-compare.js';
 import { COMPARED } from './reconcile-diff.js';
@@ -155,6 +155,7 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
     await rt.storeRejects.clear('inventory', storeCodes(side, compared));
   }
   report.itemsWithDifferences = compared.differing.size;
+  report.skusWithDifferences = new Set(Array.from(compared.differing, codeOf)).size;
   if (!skuFilter) {
     // A partial run (some SKUs) says nothing about the drift of the whole catalogue.
     rt.metrics.reconcileDrift.reset();
@@ -177,6 +178,7 @@ function emptyReport(rt: InventoryRuntime, options: ReconcileOptions, sources: r
     differences: 0,
     perField: {},
     itemsWithDifferences: 0,
+    skusWithDifferences: 0,
     sample: [],
     missingOnStore: 0,
     missingSample: [],

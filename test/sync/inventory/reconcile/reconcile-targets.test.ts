@@ -210,7 +210,7 @@ describe('reconcile per site and price list', () => {
     h.sim.upsertItem({ Code: 'RT-1', PriceListCode: 'MAYORISTA', Price: 55 });
     const before = h.sim.writes.length;
     const planned = await scenario.reconcile({ dryRun: true });
-    expect(planned).toMatchObject({ dryRun: true, sites: [1, 2, 3], priceLists: [1, 2], differences: 4, itemsWithDifferences: 4, queued: 4 });
+    expect(planned).toMatchObject({ dryRun: true, sites: [1, 2, 3], priceLists: [1, 2], differences: 4, itemsWithDifferences: 4, skusWithDifferences: 2, queued: 4 });
     expect(planned.sample.map(({ target, field }) => `${target}: ${field}`).sort()).toEqual([
       'RT-1 (site 1, price list MAYORISTA): Price',
       'RT-1 (site 2, price list MAYORISTA): Price',
