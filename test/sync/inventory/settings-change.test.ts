@@ -153,13 +153,19 @@ describe('a settings change at restart', () => {
     expect(added).toMatchObject({ newSiteTargets: 3, queued: 3 });
     await stop();
 
+    // Site 2 removed, and a global safety stock of 1: sites 1 and 3 lose a unit; site 2, which would too
+    // if it were still written, is left alone.
     before = h.sim.writes.length;
-    const removed = await start({ sites: [{ siteId: 1 }, { siteId: 3, safetyStock: 1 }], sources: [stockSource()] });
-    expect(await removed.reevaluated).toMatchObject({ changed: ['inventory.sites'], queued: 0 });
+    const removed = await start({ safetyStock: 1, sites: [{ siteId: 1 }, { siteId: 3, safetyStock: 1 }], sources: [stockSource()] });
+    expect(await removed.reevaluated).toMatchObject({ changed: ['inventory.sites', 'inventory.safetyStock'], queued: 4 });
+    await idle();
+    // Site 1: ERP − 1, site 3: ERP − 1 − 1, at least 0: CF-1 10 → 9, 8; CF-2 0 → 0, 0 (unchanged); CF-3 4 → 3, 2.
+    expect(stockWrites(before), 'site 2 is no longer written').toEqual(['CF-1@1=9', 'CF-1@3=8', 'CF-3@1=3', 'CF-3@3=2']);
+    before = h.sim.writes.length;
     await setStock({ 'CF-1': 6 });
     await removed.poll('stock');
     await idle();
-    expect(stockWrites(before), 'site 2 is no longer written').toEqual(['CF-1@1=6', 'CF-1@3=5']);
+    expect(stockWrites(before), 'an ERP change reaches the sites listed only').toEqual(['CF-1@1=5', 'CF-1@3=4']);
   });
 
   it('an unchanged configuration at restart queues nothing and writes nothing', async () => {
