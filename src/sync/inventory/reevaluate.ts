@@ -54,10 +54,13 @@ export async function reevaluateOnStart(rt: InventoryRuntime, signal?: AbortSign
     const now = targetSettings(rt.config);
     const report: ReevaluateReport = { changed: before ? changedSettings(before, now) : [], targets: 0, queued: 0, newSiteTargets: 0, failedRequeued: 0, rereadNeeded: [] };
     if (before && report.changed.length > 0) {
-      report.rereadNeeded = roundingChanged(before, now);
-      await queueChangedTargets(rt, before, report, renew, signal);
-      await requeueFailed(rt, report, renew, signal);
-      if (signal?.aborted) return report;
+      report.rereadNeeded = roundingChanged(report.changed);
+      // A rounding change alone moves no figure already read: it is only told.
+      if (report.rereadNeeded.length < report.changed.length) {
+        await queueChangedTargets(rt, before, report, renew, signal);
+        await requeueFailed(rt, report, renew, signal);
+        if (signal?.aborted) return report;
+      }
       log(rt, report);
     }
     await record.write(now);

@@ -12,30 +12,36 @@ import { stateKey } from '../../queue/connection.js';
 /** Setting name → its value, as JSON. */
 export type TargetSettings = Record<string, string>;
 
-/** The settings of `config` that change what a target should show. */
+/** A source's `stockRounding` setting, by the source's name. */
+const ROUNDING = /^inventory\.sources\.(.+)\.stockRounding$/;
+
+/** The settings of `config` that change what a target should show (each source's `stockRounding` apart). */
 export function targetSettings(config: Pick<Config, 'inventory'>): TargetSettings {
   const { inventory } = config;
-  const rounding = Object.fromEntries(inventory.sources.map((source) => [source.name, source.stockRounding ?? 'floor']));
-  return {
+  const settings: TargetSettings = {
     'inventory.allocation': JSON.stringify(inventory.allocation),
     'inventory.sites': JSON.stringify(inventory.sites),
     'inventory.safetyStock': JSON.stringify(inventory.safetyStock),
     'inventory.priceLists': JSON.stringify(inventory.priceLists),
-    'inventory.sources[].stockRounding': JSON.stringify(rounding),
   };
+  for (const source of inventory.sources) settings[`inventory.sources.${source.name}.stockRounding`] = JSON.stringify(source.stockRounding ?? 'floor');
+  return settings;
 }
 
-/** The names of the settings whose value differs between `before` and `now`, in `now`'s order. */
+/**
+ * The names of the settings whose value differs between `before` and `now`, in `now`'s order. A source
+ * added or removed changes nothing already published: only a source's `stockRounding` that changed counts.
+ */
 export function changedSettings(before: TargetSettings, now: TargetSettings): string[] {
-  return Object.keys(now).filter((name) => before[name] !== now[name]);
+  return Object.keys(now).filter((name) => (before[name] !== undefined || !ROUNDING.test(name)) && before[name] !== now[name]);
 }
 
-/** The sources whose `stockRounding` changed (the figures they gave were rounded under the old rule). */
-export function roundingChanged(before: TargetSettings, now: TargetSettings): string[] {
-  const name = 'inventory.sources[].stockRounding';
-  const old = JSON.parse(before[name] ?? '{}') as Record<string, string>;
-  const current = JSON.parse(now[name] ?? '{}') as Record<string, string>;
-  return Object.keys(current).filter((source) => old[source] !== undefined && old[source] !== current[source]);
+/** Of `changed`, the sources whose `stockRounding` changed (the figures they gave were rounded the old way). */
+export function roundingChanged(changed: readonly string[]): string[] {
+  return changed.flatMap((name) => {
+    const source = ROUNDING.exec(name)?.[1];
+    return source === undefined ? [] : [source];
+  });
 }
 
 /** The site ids a settings record lists (`inventory.sites`). */
