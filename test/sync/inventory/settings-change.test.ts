@@ -183,6 +183,18 @@ describe('a settings change at restart', () => {
     expect(h.sim.writes.length).toBe(before);
   });
 
+  it('a stockRounding change is told, not walked; a source added is no change', async () => {
+    await setStock({ 'CF-1': 4 });
+    await (await start({ sources: [stockSource()] })).poll('stock');
+    await idle();
+    await stop();
+    const before = h.sim.writes.length;
+    const report = await (await start({ sources: [{ ...stockSource(), stockRounding: 'round' }, priceSource('list')] })).reevaluated;
+    expect(report).toMatchObject({ changed: ['inventory.sources.stock.stockRounding'], rereadNeeded: ['stock'], targets: 0, queued: 0 });
+    await idle();
+    expect(h.sim.writes.length).toBe(before);
+  });
+
   it('prices the store refused under a wrong list mapping are written once the mapping is right, their failed jobs gone', async () => {
     await setStock({ 'CF-1': 5, 'CF-2': 7 });
     for (const [code, list, rate] of [['CF-1', 'Standard Selling', 100], ['CF-1', 'Wholesale', 80], ['CF-2', 'Standard Selling', 50]] as const) {
