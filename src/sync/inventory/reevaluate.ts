@@ -27,7 +27,7 @@ import { enqueueSkus, PRIORITY } from './enqueue.js';
 import { newestEntry, planStock, SAFETY_FIELD } from './published-stock.js';
 import type { InventoryRuntime } from './runtime.js';
 import type { SkuState } from './state.js';
-import { keyOf, targetParts } from './target-key.js';
+import { keyOf, siteIdsOf, targetParts } from './target-key.js';
 import { changedSettings, roundingChanged, SettingsRecord, settingsSites, type TargetSettings, targetSettings } from './target-settings.js';
 import { type InventoryJobData, jobSkus, type PendingEntry, type ReevaluateReport } from './types.js';
 
@@ -74,13 +74,11 @@ export async function reevaluateOnStart(rt: InventoryRuntime, signal?: AbortSign
 /** Walks every target's ERP state and queues the stock targets whose figure changed, and new sites' targets. */
 async function queueChangedTargets(rt: InventoryRuntime, before: TargetSettings, report: ReevaluateReport, renew: () => Promise<void>, signal?: AbortSignal): Promise<void> {
   const base = `${stateKey(rt.config.redis.prefix, 'inv', 'erp')}:`;
-  const sites = rt.config.inventory.sites.map((site) => site.siteId);
+  const sites = siteIdsOf(rt.config.inventory);
   const oldSites = settingsSites(before);
   const added = sites.filter((siteId) => !oldSites.includes(siteId));
   // The targets a new site's stock is copied from: a site listed before, or the default target.
-  const donor = (key: string): boolean => {
-    return holdsStock(key) && targetParts(key).siteId === oldSites[0];
-  };
+  const donor = (key: string): boolean => holdsStock(key) && targetParts(key).siteId === oldSites[0];
   let cursor = '0';
   do {
     const [next, keys] = await rt.redis.scan(cursor, 'MATCH', `${globEscape(base)}*`, 'COUNT', CHUNK);
@@ -160,7 +158,7 @@ function stockEntries(state: SkuState): Record<string, PendingEntry> {
  * were queued: the new job's outcome is what the dashboard and `inventory explain` show from now on.
  */
 async function requeueFailed(rt: InventoryRuntime, report: ReevaluateReport, renew: () => Promise<void>, signal?: AbortSignal): Promise<void> {
-  const sites = rt.config.inventory.sites.map((site) => site.siteId);
+  const sites = siteIdsOf(rt.config.inventory);
   // Jobs that fail from now on (the ones queued here, refused again) are left alone.
   const startedAt = rt.now();
   const done = new Map<string, Job<InventoryJobData>>();
