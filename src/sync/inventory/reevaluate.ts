@@ -5,7 +5,9 @@
  * and queues each stock target whose figure under the current settings differs from what the store
  * acknowledged; the targets of failed jobs are queued again too (a write the store refused under the
  * old settings) and their failed jobs removed. Nothing is re-read from the ERP and nothing unchanged
- * is re-sent.
+ * is re-sent. A change of a setting that moves no figure (`inventory.createMissing`) only queues the
+ * failed jobs' targets again; a source's `stockRounding` changed is only told (the figures already
+ * read were rounded when read).
  *
  * A queued target gets a copy of its newest ERP stock (and safety stock) as a pending entry flagged
  * `resend`, as the snapshot diff does: the worker then compares the figure it computes with the one
@@ -28,7 +30,7 @@ import { newestEntry, planStock, SAFETY_FIELD } from './published-stock.js';
 import type { InventoryRuntime } from './runtime.js';
 import type { SkuState } from './state.js';
 import { keyOf, siteIdsOf, targetParts } from './target-key.js';
-import { changedSettings, roundingChanged, SettingsRecord, settingsSites, type TargetSettings, targetSettings } from './target-settings.js';
+import { changedSettings, figuresChanged, roundingChanged, SettingsRecord, settingsSites, type TargetSettings, targetSettings } from './target-settings.js';
 import { type InventoryJobData, jobSkus, type PendingEntry, type ReevaluateReport } from './types.js';
 
 /** Keys per SCAN call and targets per read. */
@@ -55,12 +57,11 @@ export async function reevaluateOnStart(rt: InventoryRuntime, signal?: AbortSign
     const report: ReevaluateReport = { changed: before ? changedSettings(before, now) : [], targets: 0, queued: 0, newSiteTargets: 0, failedRequeued: 0, rereadNeeded: [] };
     if (before && report.changed.length > 0) {
       report.rereadNeeded = roundingChanged(report.changed);
-      // A rounding change alone moves no figure already read: it is only told.
-      if (report.rereadNeeded.length < report.changed.length) {
-        await queueChangedTargets(rt, before, report, renew, signal);
-        await requeueFailed(rt, report, renew, signal);
-        if (signal?.aborted) return report;
-      }
+      // A rounding change alone moves no figure already read: it is only told. A change of whether the
+      // store takes a write (createMissing) moves no figure either: only refused writes are tried again.
+      if (figuresChanged(report.changed)) await queueChangedTargets(rt, before, report, renew, signal);
+      if (report.rereadNeeded.length < report.changed.length) await requeueFailed(rt, report, renew, signal);
+      if (signal?.aborted) return report;
       log(rt, report);
     }
     await record.write(now);

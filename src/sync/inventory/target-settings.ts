@@ -1,8 +1,9 @@
 /**
  * The settings that decide what a target should show (issue 28): the allocation among sites, the sites'
  * shares, caps and safety stocks, the global safety stock, the price lists and each source's
- * `stockRounding`. The values of the last start are kept in Redis (`inv:settings`, none of them a
- * secret), so that a start under other values knows which ones changed (`reevaluate.ts`).
+ * `stockRounding`; and those that decide whether the store takes a write (`inventory.createMissing`,
+ * `store.inventoryCreatePath`). The values of the last start are kept in Redis (`inv:settings`, none
+ * of them a secret), so that a start under other values knows which ones changed (`reevaluate.ts`).
  */
 import type { Redis } from 'ioredis';
 
@@ -15,14 +16,19 @@ export type TargetSettings = Record<string, string>;
 /** A source's `stockRounding` setting, by the source's name. */
 const ROUNDING = /^inventory\.sources\.(.+)\.stockRounding$/;
 
-/** The settings of `config` that change what a target should show (each source's `stockRounding` apart). */
-export function targetSettings(config: Pick<Config, 'inventory'>): TargetSettings {
+/** Settings that change no figure, only whether the store takes a write: a change re-queues refused writes only. */
+const WRITE_SETTINGS: ReadonlySet<string> = new Set(['inventory.createMissing', 'store.inventoryCreatePath']);
+
+/** The settings of `config` that change what a target should show or whether the store takes it (each source's `stockRounding` apart). */
+export function targetSettings(config: Pick<Config, 'inventory' | 'store'>): TargetSettings {
   const { inventory } = config;
   const settings: TargetSettings = {
     'inventory.allocation': JSON.stringify(inventory.allocation),
     'inventory.sites': JSON.stringify(inventory.sites),
     'inventory.safetyStock': JSON.stringify(inventory.safetyStock),
     'inventory.priceLists': JSON.stringify(inventory.priceLists),
+    'inventory.createMissing': JSON.stringify(inventory.createMissing),
+    'store.inventoryCreatePath': JSON.stringify(config.store.inventoryCreatePath),
   };
   for (const source of inventory.sources) settings[`inventory.sources.${source.name}.stockRounding`] = JSON.stringify(source.stockRounding ?? 'floor');
   return settings;
@@ -34,6 +40,11 @@ export function targetSettings(config: Pick<Config, 'inventory'>): TargetSetting
  */
 export function changedSettings(before: TargetSettings, now: TargetSettings): string[] {
   return Object.keys(now).filter((name) => (before[name] !== undefined || !ROUNDING.test(name)) && before[name] !== now[name]);
+}
+
+/** True when `changed` holds a setting that changes what a target should show (a figure to compare). */
+export function figuresChanged(changed: readonly string[]): boolean {
+  return changed.some((name) => !WRITE_SETTINGS.has(name) && !ROUNDING.test(name));
 }
 
 /** Of `changed`, the sources whose `stockRounding` changed (the figures they gave were rounded the old way). */

@@ -195,6 +195,21 @@ describe('a settings change at restart', () => {
     expect(h.sim.writes.length).toBe(before);
   });
 
+  it('an item the store did not know is created once inventory.createMissing is on, its failed job gone; no figure walked', async () => {
+    await setStock({ 'CF-1': 4, 'NEW-1': 3 });
+    const first = await start({ sources: [stockSource()] });
+    await first.poll('stock');
+    await idle();
+    await waitFor(async () => (await first.queues[0]!.getFailedCount()) === 1, { message: 'NEW-1 failed (404)', timeoutMs: 10_000 });
+    await stop();
+    const before = h.sim.writes.length;
+    const second = await start({ createMissing: true, sources: [stockSource()] });
+    expect(await second.reevaluated).toMatchObject({ changed: ['inventory.createMissing'], targets: 0, failedRequeued: 1 });
+    await idle();
+    expect(h.sim.writes.slice(before).map((write) => ({ op: write.op, code: write.code, Stock: write.fields.Stock }))).toEqual([{ op: 'create', code: 'NEW-1', Stock: 3 }]);
+    expect(await second.queues[0]!.getFailedCount()).toBe(0);
+  });
+
   it('prices the store refused under a wrong list mapping are written once the mapping is right, their failed jobs gone', async () => {
     await setStock({ 'CF-1': 5, 'CF-2': 7 });
     for (const [code, list, rate] of [['CF-1', 'Standard Selling', 100], ['CF-1', 'Wholesale', 80], ['CF-2', 'Standard Selling', 50]] as const) {
