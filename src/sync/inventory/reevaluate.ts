@@ -20,6 +20,7 @@
 import { randomUUID } from 'node:crypto';
 
 import type { Job } from 'bullmq';
+import { Cluster, type Redis } from 'ioredis';
 
 import { stateKey } from '../../queue/connection.js';
 import { RELEASE_IF_OWNER, RENEW_IF_OWNER } from '../../queue/redis-lock.js';
@@ -80,40 +81,60 @@ async function queueChangedTargets(rt: InventoryRuntime, before: TargetSettings,
   const added = sites.filter((siteId) => !oldSites.includes(siteId));
   // The targets a new site's stock is copied from: a site listed before, or the default target.
   const donor = (key: string): boolean => holdsStock(key) && targetParts(key).siteId === oldSites[0];
-  let cursor = '0';
-  do {
-    const [next, keys] = await rt.redis.scan(cursor, 'MATCH', `${globEscape(base)}*`, 'COUNT', CHUNK);
-    cursor = next;
-    const targets = keys.map((key) => key.slice(base.length));
-    const states = await rt.state.readMany(targets);
-    report.targets += targets.length;
-    const merges: Array<{ sku: string; entries: Record<string, PendingEntry> }> = [];
-    const priorities = new Map<string, number>();
+  for (const server of scanned(rt.redis)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await server.scan(cursor, 'MATCH', `${globEscape(base)}*`, 'COUNT', CHUNK);
+      cursor = next;
+      await queueChunk(rt, keys.map((key) => key.slice(base.length)), { sites, added, donor }, report);
+      await renew();
+    } while (cursor !== '0' && !signal?.aborted);
+  }
+}
+
+/**
+ * The servers whose keys a SCAN walks: each master of a Cluster (a command without a key goes to any one
+ * of them, and the prefix's slot lives on one), else the connection's server.
+ */
+function scanned(redis: Redis): Redis[] {
+  const client: unknown = redis;
+  return client instanceof Cluster ? client.nodes('master') : [redis];
+}
+
+/** One chunk of the walk: the stock targets whose figure changed, and new sites' targets from their donors. */
+async function queueChunk(
+  rt: InventoryRuntime,
+  targets: readonly string[],
+  { sites, added, donor }: { sites: readonly number[]; added: readonly number[]; donor: (key: string) => boolean },
+  report: ReevaluateReport,
+): Promise<void> {
+  const states = await rt.state.readMany(targets);
+  report.targets += targets.length;
+  const merges: Array<{ sku: string; entries: Record<string, PendingEntry> }> = [];
+  const priorities = new Map<string, number>();
+  for (const [key, state] of states) {
+    // A new site's targets are queued from their donors below (SCAN may also return the ones made here).
+    if (!isWritten(key, sites) || !holdsStock(key) || added.includes(targetParts(key).siteId ?? 0)) continue;
+    const priority = stockChange(rt, key, state);
+    if (priority === undefined) continue;
+    merges.push({ sku: key, entries: stockEntries(state) });
+    priorities.set(key, priority);
+  }
+  if (added.length > 0) {
     for (const [key, state] of states) {
-      // A new site's targets are queued from their donors below (SCAN may also return the ones made here).
-      if (!isWritten(key, sites) || !holdsStock(key) || added.includes(targetParts(key).siteId ?? 0)) continue;
-      const priority = stockChange(rt, key, state);
-      if (priority === undefined) continue;
-      merges.push({ sku: key, entries: stockEntries(state) });
-      priorities.set(key, priority);
-    }
-    if (added.length > 0) {
-      for (const [key, state] of states) {
-        if (!donor(key)) continue;
-        const entries = stockEntries(state);
-        if (Object.keys(entries).length === 0) continue;
-        for (const siteId of added) {
-          const target = keyOf({ code: targetParts(key).code, siteId });
-          merges.push({ sku: target, entries });
-          priorities.set(target, PRIORITY.increase);
-          report.newSiteTargets += 1;
-        }
+      if (!donor(key)) continue;
+      const entries = stockEntries(state);
+      if (Object.keys(entries).length === 0) continue;
+      for (const siteId of added) {
+        const target = keyOf({ code: targetParts(key).code, siteId });
+        merges.push({ sku: target, entries });
+        priorities.set(target, PRIORITY.increase);
+        report.newSiteTargets += 1;
       }
     }
-    await rt.state.merge(merges);
-    report.queued += await enqueueSkus(rt.queue, [...priorities.keys()], { priorities, batchSize: rt.config.inventory.batchSize, spread: rt.config.inventory.concurrency });
-    await renew();
-  } while (cursor !== '0' && !signal?.aborted);
+  }
+  await rt.state.merge(merges);
+  report.queued += await enqueueSkus(rt.queue, [...priorities.keys()], { priorities, batchSize: rt.config.inventory.batchSize, spread: rt.config.inventory.concurrency });
 }
 
 /**
