@@ -162,7 +162,10 @@ export interface ReevaluateReport {
   changed: string[];
   /** Targets whose ERP state was read. */
   targets: number;
-  /** Targets queued: their figure under the current settings differs from what the store acknowledged. */
+  /**
+   * Targets queued: their figure under the current settings differs from what the store acknowledged (SCAN
+   * may return a key twice while Redis resizes: such a target counts twice, and its second job sends nothing).
+   */
   queued: number;
   /** Of those, targets of a site added to `inventory.sites`. */
   newSiteTargets: number;

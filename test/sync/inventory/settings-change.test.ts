@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import type { InventoryFlow } from '../../../src/sync/inventory/flow.js';
 import { explainSku, startInventoryFlow } from '../../../src/sync/inventory/index.js';
+import type { ReevaluateReport } from '../../../src/sync/inventory/types.js';
 import { waitFor } from '../../../src/wait-for.js';
 import { PG_URL, pgScratch } from '../../erp/databases.js';
 import { NEVER } from '../../helpers/erp-scenario.js';
@@ -89,6 +90,11 @@ describe('a settings change at restart', () => {
     });
   }
 
+  /** The pass queued at least `n` targets (the write log is the exact count: SCAN may return a key twice, and its job then finds nothing to send). */
+  const atLeast = (report: ReevaluateReport | undefined, n: number): void => {
+    expect(report?.queued, 'targets queued at start').toBeGreaterThanOrEqual(n);
+  };
+
   /** The writes since `from`, as `code@site=stock`, sorted. */
   const stockWrites = (from: number): string[] =>
     h.sim.writes
@@ -115,7 +121,8 @@ describe('a settings change at restart', () => {
     // split: site 1 min(3, floor(ERP × 0.6)), site 2 floor(ERP × 0.4):
     //   CF-1 10 → 3 (unchanged), 4;  CF-2 0 → 0, 0 (unchanged);  CF-3 5 → 3 (unchanged), 2;  CF-4 2 → 1, 0.
     expect(stockWrites(before), 'only the targets whose figure changed are written').toEqual(['CF-1@2=4', 'CF-3@2=2', 'CF-4@1=1', 'CF-4@2=0']);
-    expect(report).toMatchObject({ changed: ['inventory.allocation', 'inventory.sites'], queued: 4, failedRequeued: 0 });
+    expect(report).toMatchObject({ changed: ['inventory.allocation', 'inventory.sites'], failedRequeued: 0 });
+    atLeast(report, 4);
     const figures = (code: string) => [1, 2].map((siteId) => h.sim.state.itemOn(code, siteId)?.item.Stock);
     expect(['CF-1', 'CF-2', 'CF-3', 'CF-4'].map(figures)).toEqual([[3, 4], [0, 0], [3, 2], [1, 0]]);
     const explained = await explainSku(h.deps({ inventory: split }), 'CF-1', { siteId: 2 });
@@ -135,7 +142,8 @@ describe('a settings change at restart', () => {
     await idle();
     // Site 2: max(0, ERP − 2): CF-1 10 → 8, CF-2 1 → 0, CF-3 2 → 0, CF-4 0 → 0 (unchanged). Site 1 unchanged.
     expect(stockWrites(before)).toEqual(['CF-1@2=8', 'CF-2@2=0', 'CF-3@2=0']);
-    expect(report).toMatchObject({ changed: ['inventory.sites'], queued: 3 });
+    expect(report).toMatchObject({ changed: ['inventory.sites'] });
+    atLeast(report, 3);
   });
 
   it('a site added gets every Code\'s figure; a site removed is no longer written', async () => {
@@ -150,14 +158,17 @@ describe('a settings change at restart', () => {
     await idle();
     // Site 3: max(0, ERP − 1); the simulator's copies start at 0, so CF-2's 0 is written too (never acknowledged).
     expect(stockWrites(before)).toEqual(['CF-1@3=9', 'CF-2@3=0', 'CF-3@3=3']);
-    expect(added).toMatchObject({ newSiteTargets: 3, queued: 3 });
+    atLeast(added, 3);
+    expect(added?.newSiteTargets).toBeGreaterThanOrEqual(3);
     await stop();
 
     // Site 2 removed, and a global safety stock of 1: sites 1 and 3 lose a unit; site 2, which would too
     // if it were still written, is left alone.
     before = h.sim.writes.length;
     const removed = await start({ safetyStock: 1, sites: [{ siteId: 1 }, { siteId: 3, safetyStock: 1 }], sources: [stockSource()] });
-    expect(await removed.reevaluated).toMatchObject({ changed: ['inventory.sites', 'inventory.safetyStock'], queued: 4 });
+    const removal = await removed.reevaluated;
+    expect(removal).toMatchObject({ changed: ['inventory.sites', 'inventory.safetyStock'] });
+    atLeast(removal, 4);
     await idle();
     // Site 1: ERP − 1, site 3: ERP − 1 − 1, at least 0: CF-1 10 → 9, 8; CF-2 0 → 0, 0 (unchanged); CF-3 4 → 3, 2.
     expect(stockWrites(before), 'site 2 is no longer written').toEqual(['CF-1@1=9', 'CF-1@3=8', 'CF-3@1=3', 'CF-3@3=2']);
