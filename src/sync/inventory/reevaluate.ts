@@ -24,11 +24,10 @@ import { Cluster, type Redis } from 'ioredis';
 
 import { stateKey } from '../../queue/connection.js';
 import { RELEASE_IF_OWNER, RENEW_IF_OWNER } from '../../queue/redis-lock.js';
-import { placementOf } from './allocation.js';
-import { globEscape } from './diff-state.js';
 import { enqueueSkus, PRIORITY } from './enqueue.js';
-import { newestEntry, planStock, SAFETY_FIELD } from './published-stock.js';
+import { newestEntry, placementOf, planStock, SAFETY_FIELD } from './listing/index.js';
 import type { InventoryRuntime } from './runtime.js';
+import { globEscape } from './snapshot/index.js';
 import type { SkuState } from './state.js';
 import { keyOf, siteIdsOf, targetParts } from './target-key.js';
 import { changedSettings, figuresChanged, roundingChanged, SettingsRecord, settingsSites, type TargetSettings, targetSettings } from './target-settings.js';
