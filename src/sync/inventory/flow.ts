@@ -16,10 +16,11 @@ import type { PollHistory } from '../poll-source.js';
 import { forgetLogged, RedisBoundMemory } from '../redis-identity.js';
 import { pollSource } from './producer.js';
 import { type ReconcileOptions, reconcileWith } from './reconcile/index.js';
+import { reevaluateOnStart } from './reevaluate.js';
 import { markReread } from './reread-gate.js';
 import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
 import { collectHeld, deletionsOf, diffRuns, runDiff } from './snapshot/index.js';
-import type { DiffReport, InventoryEvents, PollReport, ReconcileReport } from './types.js';
+import type { DiffReport, InventoryEvents, PollReport, ReconcileReport, ReevaluateReport } from './types.js';
 import { createInventoryWorker } from './worker.js';
 
 /** A running inventory flow. */
@@ -35,6 +36,11 @@ export interface InventoryFlow extends Flow {
   diff(source: string): Promise<DiffReport>;
   /** Runs a reconcile now with this instance's sources (none in the worker role: use `runReconcile`). */
   reconcile(options?: ReconcileOptions): Promise<ReconcileReport>;
+  /**
+   * The pass at start that queues the targets a settings change affects (`reevaluate.ts`): its report,
+   * or undefined when another process ran it or it failed (logged; it runs again at the next start).
+   */
+  readonly reevaluated: Promise<ReevaluateReport | undefined>;
 }
 
 /** Starts the producer (cron tasks), the worker, or both, as `role` says. */
@@ -108,6 +114,12 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
     },
   });
   const stopCollecting = collectHeld(flow.rt, flow.sources);
+  // In the background: a large catalog takes a while to walk, and the flow works meanwhile.
+  const stopping = new AbortController();
+  const reevaluated = reevaluateOnStart(flow.rt, stopping.signal).catch((error: unknown) => {
+    if (!stopping.signal.aborted) flow.rt.logger.error({ err: error }, 'inventory settings check at start failed; it runs again at the next start');
+    return undefined;
+  });
   return {
     name: 'inventory',
     queues: [flow.rt.queue, flow.rt.rejects.queue, flow.rt.storeRejects.queue],
@@ -117,8 +129,11 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
     poll: pollWith(flow.rt, flow.sources),
     diff: diffWith(flow.rt, flow.sources),
     reconcile: reconcileWithSources(flow.rt, flow.sources),
-    close: (timeoutMs) => {
+    reevaluated,
+    close: async (timeoutMs) => {
       stopCollecting();
+      stopping.abort();
+      await reevaluated;
       return flow.close(timeoutMs);
     },
   };

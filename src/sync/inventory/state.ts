@@ -119,6 +119,26 @@ export class InventoryState {
   }
 
   /**
+   * `read` of several SKUs, one pipeline per chunk: each hash as it is when read, not one transaction per
+   * SKU (for a pass that only decides which SKUs get a job: the worker reads them again under their locks).
+   */
+  async readMany(skus: readonly string[]): Promise<Map<string, SkuState>> {
+    const out = new Map<string, SkuState>();
+    const kinds = ['pending', 'applied', 'acked', 'erp', 'res'] as const;
+    for (let start = 0; start < skus.length; start += SCRIPT_CHUNK) {
+      const chunk = skus.slice(start, start + SCRIPT_CHUNK);
+      const pipeline = this.#redis.pipeline();
+      for (const sku of chunk) for (const kind of kinds) pipeline.hgetall(this.#key(kind, sku));
+      const results = (await execOrThrow(pipeline)) as Array<Record<string, string>>;
+      chunk.forEach((sku, i) => {
+        const [pending, applied, acked, erp, reservations] = results.slice(i * kinds.length, (i + 1) * kinds.length);
+        out.set(sku, skuState(pending ?? {}, applied ?? {}, acked ?? {}, erp ?? {}, reservations ?? {}));
+      });
+    }
+    return out;
+  }
+
+  /**
    * Takes the write locks of several SKUs (see `lock`) and reads their state (as `read`), one script
    * call per chunk; a SKU whose lock another owner holds maps to undefined.
    */

@@ -158,6 +158,25 @@ export interface DiffReport {
   deleted: number;
 }
 
+/** What the pass at start after a settings change found and did (`reevaluate.ts`). */
+export interface ReevaluateReport {
+  /** The settings changed since the last start; empty when none did (or on the first start that records them). */
+  changed: string[];
+  /** Targets whose ERP state was read. */
+  targets: number;
+  /**
+   * Targets queued: their figure under the current settings differs from what the store acknowledged (SCAN
+   * may return a key twice while Redis resizes: such a target counts twice, and its second job sends nothing).
+   */
+  queued: number;
+  /** Of those, targets of a site added to `inventory.sites`. */
+  newSiteTargets: number;
+  /** Failed jobs whose targets were queued again (and the failed jobs removed). */
+  failedRequeued: number;
+  /** Sources whose `stockRounding` changed: figures already read stay rounded the old way until re-read. */
+  rereadNeeded: string[];
+}
+
 /** Lifecycle events of the inventory flow. */
 export interface InventoryEvents extends Record<string, unknown> {
   'inventory:poll:done': PollReport;
@@ -171,4 +190,6 @@ export interface InventoryEvents extends Record<string, unknown> {
   'inventory:diff:failed': { source: string; error: Error };
   /** Held SKUs a person confirmed: their action is applied. */
   'inventory:vanished:confirmed': { source: string; skus: number };
+  /** The pass at start after a change of the settings that decide what targets show (`reevaluate.ts`). */
+  'inventory:reevaluate:done': ReevaluateReport;
 }

@@ -15,9 +15,10 @@ import { createErpnextShape } from '../../erp/erp-shapes.js';
 import { NEVER, type Scenario, startScenario } from '../../helpers/erp-scenario.js';
 import { createHarness, type Harness } from './harness.js';
 
+/** The store's lists, as config/examples/price-lists.yaml names them (its query maps ERPNext's list names to these codes). */
 const LISTS = [
-  { id: 1, code: 'Standard Selling' },
-  { id: 2, code: 'Wholesale' },
+  { id: 1, code: 'RETAIL' },
+  { id: 2, code: 'WHOLESALE' },
 ];
 const CODES = ['TG-1', 'TG-2'];
 
@@ -84,14 +85,14 @@ describe.each(READINGS)('targets, simulator with $name', ({ sim: simOptions }) =
     // One PUT per item and list, each naming its list, carrying nothing but the price.
     expect(h.sim.writes).toHaveLength(4);
     for (const write of h.sim.writes) expect(Object.keys(write.fields).sort()).toEqual(['Price', 'PriceListCode', 'PriceListId']);
-    expect(h.sim.writes.find((w) => w.code === 'TG-1' && w.fields.PriceListId === 2)?.fields).toMatchObject({ PriceListCode: 'Wholesale', Price: 80 });
+    expect(h.sim.writes.find((w) => w.code === 'TG-1' && w.fields.PriceListId === 2)?.fields).toMatchObject({ PriceListCode: 'WHOLESALE', Price: 80 });
 
     const before = h.sim.writes.length;
     await setPrice('TG-1', 'Wholesale', 75);
     const report = await scenario.poll('prices');
     expect(report.queued).toBe(1);
     const sent = h.sim.writes.slice(before);
-    expect(sent.map((w) => ({ code: w.code, ...w.fields }))).toEqual([{ code: 'TG-1', PriceListId: 2, PriceListCode: 'Wholesale', Price: 75 }]);
+    expect(sent.map((w) => ({ code: w.code, ...w.fields }))).toEqual([{ code: 'TG-1', PriceListId: 2, PriceListCode: 'WHOLESALE', Price: 75 }]);
     if (h.sim.state.prices) {
       expect(h.sim.state.prices.priceOf(2, 'TG-1')?.Price).toBe(75);
       expect(h.sim.state.prices.priceOf(1, 'TG-1')?.Price).toBe(100);
@@ -99,11 +100,11 @@ describe.each(READINGS)('targets, simulator with $name', ({ sim: simOptions }) =
 
     // explain per target: the list by code or id; a list not configured is refused by name.
     const deps = h.deps({ inventory: { priceLists: LISTS } });
-    const wholesale = await explainSku(deps, 'TG-1', { priceList: 'Wholesale' });
-    expect(wholesale).toMatchObject({ target: 'TG-1 (price list Wholesale)', priceListId: 2, store: { acknowledged: { Price: 75 } } });
+    const wholesale = await explainSku(deps, 'TG-1', { priceList: 'WHOLESALE' });
+    expect(wholesale).toMatchObject({ target: 'TG-1 (price list WHOLESALE)', priceListId: 2, store: { acknowledged: { Price: 75 } } });
     expect(wholesale.erp.map((f) => [f.field, f.value])).toEqual([['Price', 75]]);
     expect((await explainSku(deps, 'TG-1', { priceList: '1' })).store.acknowledged).toMatchObject({ Price: 100 });
-    await expect(explainSku(deps, 'TG-1', { priceList: 'Outlet' })).rejects.toThrow(/--price-list.*Outlet.*inventory\.priceLists \(1:Standard Selling, 2:Wholesale\)/);
+    await expect(explainSku(deps, 'TG-1', { priceList: 'Outlet' })).rejects.toThrow(/--price-list.*Outlet.*inventory\.priceLists \(1:RETAIL, 2:WHOLESALE\)/);
   });
 
   it('diffs a snapshot of two price lists per target; a list row gone takes no stock; the reconcile leaves list prices alone', async () => {
@@ -115,7 +116,7 @@ describe.each(READINGS)('targets, simulator with $name', ({ sim: simOptions }) =
     expect(h.sim.writes).toHaveLength(4);
     await setPrice('TG-2', 'Wholesale', 70);
     expect(await scenario.diff('prices')).toMatchObject({ changed: 1, queued: 1 });
-    expect(h.sim.writes.slice(4).map((w) => ({ code: w.code, ...w.fields }))).toEqual([{ code: 'TG-2', PriceListId: 2, PriceListCode: 'Wholesale', Price: 70 }]);
+    expect(h.sim.writes.slice(4).map((w) => ({ code: w.code, ...w.fields }))).toEqual([{ code: 'TG-2', PriceListId: 2, PriceListCode: 'WHOLESALE', Price: 70 }]);
     // The Wholesale row of TG-1 deleted: that target vanished, and nothing is written (prices cannot be unset).
     await scratch.db.query('DELETE FROM `tabItem Price` WHERE name = :name', { name: 'PRICE-TG-1-Wholesale' });
     expect(await scenario.diff('prices')).toMatchObject({ vanished: 1, queued: 0 });
@@ -161,6 +162,6 @@ describe.each(READINGS)('targets, simulator with $name', ({ sim: simOptions }) =
     const report = await scenario.poll('any-list');
     expect(report.rejected).toBe(1);
     expect(h.sim.writes).toHaveLength(0);
-    expect(refused).toEqual([expect.stringMatching(/TG-2.*PriceListCode.*Outlet.*a price list of inventory\.priceLists \(1:Standard Selling, 2:Wholesale\)/)]);
+    expect(refused).toEqual([expect.stringMatching(/TG-2.*PriceListCode.*Outlet.*a price list of inventory\.priceLists \(1:RETAIL, 2:WHOLESALE\)/)]);
   });
 });

@@ -192,6 +192,6 @@ function parsed<T>(hash: Record<string, string>): Map<string, T> {
 }
 
 /** `code` with the characters HSCAN's MATCH treats as a pattern escaped. */
-function globEscape(code: string): string {
+export function globEscape(code: string): string {
   return code.replace(/[*?[\]\\]/g, (char) => `\\${char}`);
 }

@@ -6,7 +6,7 @@
  * names (`vanished.ts`, `deletions.ts`), held by the mass guard (`mass-guard.ts`) when they are too many.
  */
 export { collectHeld, deletionsOf, diffOnce, diffRuns, runDiff } from './diff-runs.js';
-export { DiffState } from './diff-state.js';
+export { DiffState, globEscape } from './diff-state.js';
 export { ErpSnapshot, refusedRows } from './erp-snapshot.js';
 export { exceedsMassGuard } from './mass-guard.js';
 export { snapshotEntries, targetRows } from './snapshot-entries.js';

@@ -1,0 +1,269 @@
+/**
+ * A configuration change reaches the store (issue 28, points 1 and 2), on real PostgreSQL (the ERP's
+ * stock and price tables), Redis and the simulator over HTTP with items per site and two price lists.
+ * Each case syncs under one configuration, stops, and starts again under another without a resync:
+ * the pass at start queues exactly the targets whose figure under the new settings differs from what
+ * the store acknowledged (counted in the simulator's write log, the figures written out by hand), and a
+ * price list the store refused is written once the mapping is right, its failed jobs gone.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import type { InventoryFlow } from '../../../src/sync/inventory/flow.js';
+import { explainSku, startInventoryFlow } from '../../../src/sync/inventory/index.js';
+import type { ReevaluateReport } from '../../../src/sync/inventory/types.js';
+import { waitFor } from '../../../src/wait-for.js';
+import { PG_URL, pgScratch } from '../../erp/databases.js';
+import { NEVER } from '../../helpers/erp-scenario.js';
+import { createHarness, type Harness } from './harness.js';
+
+/** The store's own price lists: what `inventory.priceLists[].code` must name. */
+const STORE_LISTS = [
+  { id: 1, code: 'RETAIL' },
+  { id: 2, code: 'WHOLESALE' },
+];
+
+describe('a settings change at restart', () => {
+  let scratch: Awaited<ReturnType<typeof pgScratch>>;
+  let h: Harness;
+  let flow: InventoryFlow | undefined;
+
+  beforeEach(async () => {
+    scratch = await pgScratch();
+    await scratch.db.query(`CREATE TABLE ${scratch.schema}.stock (code text PRIMARY KEY, qty int NOT NULL, modified timestamp(6) NOT NULL)`);
+    await scratch.db.query(`CREATE TABLE ${scratch.schema}.price (code text, list text, rate numeric(10, 2) NOT NULL, modified timestamp(6) NOT NULL, PRIMARY KEY (code, list))`);
+    h = await createHarness(['CF-1', 'CF-2', 'CF-3', 'CF-4'].map((Code) => ({ Code, Stock: 0, Price: 1 })), { itemsPerSite: [1, 2, 3], priceLists: STORE_LISTS });
+  });
+
+  afterEach(async () => {
+    await flow?.close(1000);
+    flow = undefined;
+    await h.close();
+    await scratch.drop();
+  });
+
+  /** The stock source: one row per Code, no SiteId. */
+  const stockSource = () => ({
+    name: 'stock',
+    kind: 'sql',
+    url: PG_URL,
+    timeZone: 'UTC',
+    schedule: NEVER,
+    changes: `SELECT code AS "Code", qty AS "Stock", modified AS cursor FROM ${scratch.schema}.stock
+      WHERE CAST(:cursor AS timestamp) IS NULL OR modified > :cursor ORDER BY modified, code LIMIT :limit`,
+  });
+
+  /** The price source, `list` being the SQL expression of the list's code. */
+  const priceSource = (list: string) => ({
+    name: 'prices',
+    kind: 'sql',
+    url: PG_URL,
+    timeZone: 'UTC',
+    schedule: NEVER,
+    changes: `SELECT code AS "Code", ${list} AS "PriceListCode", rate AS "Price", modified AS cursor FROM ${scratch.schema}.price
+      WHERE CAST(:cursor AS timestamp) IS NULL OR modified > :cursor ORDER BY modified, code, list LIMIT :limit`,
+  });
+
+  async function setStock(stock: Record<string, number>): Promise<void> {
+    for (const [code, qty] of Object.entries(stock)) {
+      await scratch.db.query(`INSERT INTO ${scratch.schema}.stock (code, qty, modified) VALUES (:code, :qty, clock_timestamp() AT TIME ZONE 'UTC')
+        ON CONFLICT (code) DO UPDATE SET qty = EXCLUDED.qty, modified = EXCLUDED.modified`, { code, qty });
+    }
+  }
+
+  /** Starts the flow under `inventory` (merged over the test's defaults) and waits for its pass at start. */
+  async function start(inventory: Record<string, unknown>): Promise<InventoryFlow> {
+    flow = await startInventoryFlow(h.deps({ inventory }), { role: 'all' });
+    await flow.reevaluated;
+    return flow;
+  }
+
+  async function stop(): Promise<void> {
+    await flow?.close(1000);
+    flow = undefined;
+  }
+
+  async function idle(): Promise<void> {
+    const queue = flow!.queues[0]!;
+    await waitFor(async () => Object.values(await queue.getJobCounts('active', 'waiting', 'prioritized', 'delayed')).every((n) => n === 0), {
+      message: 'the inventory queue drained',
+      timeoutMs: 30_000,
+    });
+  }
+
+  /** The pass queued at least `n` targets (the write log is the exact count: SCAN may return a key twice, and its job then finds nothing to send). */
+  const atLeast = (report: ReevaluateReport | undefined, n: number): void => {
+    expect(report?.queued, 'targets queued at start').toBeGreaterThanOrEqual(n);
+  };
+
+  /** The writes since `from`, as `code@site=stock`, sorted. */
+  const stockWrites = (from: number): string[] =>
+    h.sim.writes
+      .slice(from)
+      .map((write) => `${write.code}@${String(write.fields.SiteId)}=${String(write.fields.Stock)}`)
+      .sort();
+
+  it('shared → split 0.6/0.4: writes exactly the sites whose figure changed, with the split figures', async () => {
+    const shared = { allocation: 'shared', sites: [{ siteId: 1, max: 3 }, { siteId: 2 }], sources: [stockSource()] };
+    const split = { allocation: 'split', sites: [{ siteId: 1, share: 0.6, max: 3 }, { siteId: 2, share: 0.4 }], sources: [stockSource()] };
+    await setStock({ 'CF-1': 10, 'CF-2': 0, 'CF-3': 5, 'CF-4': 2 });
+    const first = await start(shared);
+    expect(await first.reevaluated, 'the first start records the settings and queues nothing').toMatchObject({ changed: [], queued: 0 });
+    await first.poll('stock');
+    await idle();
+    // shared: site 1 min(3, ERP), site 2 ERP.
+    expect(stockWrites(0)).toEqual(['CF-1@1=3', 'CF-1@2=10', 'CF-2@1=0', 'CF-2@2=0', 'CF-3@1=3', 'CF-3@2=5', 'CF-4@1=2', 'CF-4@2=2']);
+    await stop();
+
+    const before = h.sim.writes.length;
+    const second = await start(split);
+    const report = await second.reevaluated;
+    await idle();
+    // split: site 1 min(3, floor(ERP × 0.6)), site 2 floor(ERP × 0.4):
+    //   CF-1 10 → 3 (unchanged), 4;  CF-2 0 → 0, 0 (unchanged);  CF-3 5 → 3 (unchanged), 2;  CF-4 2 → 1, 0.
+    expect(stockWrites(before), 'only the targets whose figure changed are written').toEqual(['CF-1@2=4', 'CF-3@2=2', 'CF-4@1=1', 'CF-4@2=0']);
+    expect(report).toMatchObject({ changed: ['inventory.allocation', 'inventory.sites'], failedRequeued: 0 });
+    atLeast(report, 4);
+    const figures = (code: string) => [1, 2].map((siteId) => h.sim.state.itemOn(code, siteId)?.item.Stock);
+    expect(['CF-1', 'CF-2', 'CF-3', 'CF-4'].map(figures)).toEqual([[3, 4], [0, 0], [3, 2], [1, 0]]);
+    const explained = await explainSku(h.deps({ inventory: split }), 'CF-1', { siteId: 2 });
+    expect(explained.published?.value).toBe(4);
+    expect(explained.store.acknowledged).toMatchObject({ Stock: 4 });
+  });
+
+  it('a safety stock added on one site writes that site only, ERP − safety, never below 0', async () => {
+    await setStock({ 'CF-1': 10, 'CF-2': 1, 'CF-3': 2, 'CF-4': 0 });
+    const sites = [{ siteId: 1 }, { siteId: 2 }];
+    await (await start({ sites, sources: [stockSource()] })).poll('stock');
+    await idle();
+    await stop();
+
+    const before = h.sim.writes.length;
+    const report = await (await start({ sites: [{ siteId: 1 }, { siteId: 2, safetyStock: 2 }], sources: [stockSource()] })).reevaluated;
+    await idle();
+    // Site 2: max(0, ERP − 2): CF-1 10 → 8, CF-2 1 → 0, CF-3 2 → 0, CF-4 0 → 0 (unchanged). Site 1 unchanged.
+    expect(stockWrites(before)).toEqual(['CF-1@2=8', 'CF-2@2=0', 'CF-3@2=0']);
+    expect(report).toMatchObject({ changed: ['inventory.sites'] });
+    atLeast(report, 3);
+  });
+
+  it('a site added gets every Code\'s figure; a site removed is no longer written', async () => {
+    await setStock({ 'CF-1': 10, 'CF-2': 0, 'CF-3': 4 });
+    await (await start({ sites: [{ siteId: 1 }, { siteId: 2 }], sources: [stockSource()] })).poll('stock');
+    await idle();
+    await stop();
+
+    let before = h.sim.writes.length;
+    const three = [{ siteId: 1 }, { siteId: 2 }, { siteId: 3, safetyStock: 1 }];
+    const added = await (await start({ sites: three, sources: [stockSource()] })).reevaluated;
+    await idle();
+    // Site 3: max(0, ERP − 1); the simulator's copies start at 0, so CF-2's 0 is written too (never acknowledged).
+    expect(stockWrites(before)).toEqual(['CF-1@3=9', 'CF-2@3=0', 'CF-3@3=3']);
+    atLeast(added, 3);
+    expect(added?.newSiteTargets).toBeGreaterThanOrEqual(3);
+    await stop();
+
+    // Site 2 removed, and a global safety stock of 1: sites 1 and 3 lose a unit; site 2, which would too
+    // if it were still written, is left alone.
+    before = h.sim.writes.length;
+    const removed = await start({ safetyStock: 1, sites: [{ siteId: 1 }, { siteId: 3, safetyStock: 1 }], sources: [stockSource()] });
+    const removal = await removed.reevaluated;
+    expect(removal).toMatchObject({ changed: ['inventory.sites', 'inventory.safetyStock'] });
+    atLeast(removal, 4);
+    await idle();
+    // Site 1: ERP − 1, site 3: ERP − 1 − 1, at least 0: CF-1 10 → 9, 8; CF-2 0 → 0, 0 (unchanged); CF-3 4 → 3, 2.
+    expect(stockWrites(before), 'site 2 is no longer written').toEqual(['CF-1@1=9', 'CF-1@3=8', 'CF-3@1=3', 'CF-3@3=2']);
+    before = h.sim.writes.length;
+    await setStock({ 'CF-1': 6 });
+    await removed.poll('stock');
+    await idle();
+    expect(stockWrites(before), 'an ERP change reaches the sites listed only').toEqual(['CF-1@1=5', 'CF-1@3=4']);
+  });
+
+  it('an unchanged configuration at restart queues nothing and writes nothing', async () => {
+    const inventory = { allocation: 'split', sites: [{ siteId: 1, share: 0.5 }, { siteId: 2, share: 0.5 }], safetyStock: 1, sources: [stockSource()] };
+    await setStock({ 'CF-1': 9, 'CF-2': 3 });
+    await (await start(inventory)).poll('stock');
+    await idle();
+    const before = h.sim.writes.length;
+    expect(before).toBe(4);
+    await stop();
+    const again = await start(inventory);
+    expect(await again.reevaluated).toMatchObject({ changed: [], queued: 0, failedRequeued: 0 });
+    const counts = await again.queues[0]!.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
+    expect(counts, 'no job added at restart').toEqual({ waiting: 0, prioritized: 0, delayed: 0, active: 0 });
+    expect(h.sim.writes.length).toBe(before);
+  });
+
+  it('a stockRounding change is told, not walked; a source added is no change', async () => {
+    await setStock({ 'CF-1': 4 });
+    await (await start({ sources: [stockSource()] })).poll('stock');
+    await idle();
+    await stop();
+    const before = h.sim.writes.length;
+    const report = await (await start({ sources: [{ ...stockSource(), stockRounding: 'round' }, priceSource('list')] })).reevaluated;
+    expect(report).toMatchObject({ changed: ['inventory.sources.stock.stockRounding'], rereadNeeded: ['stock'], targets: 0, queued: 0 });
+    await idle();
+    expect(h.sim.writes.length).toBe(before);
+  });
+
+  it('an item the store did not know is created once inventory.createMissing is on, its failed job gone; no figure walked', async () => {
+    await setStock({ 'CF-1': 4, 'NEW-1': 3 });
+    const first = await start({ sources: [stockSource()] });
+    await first.poll('stock');
+    await idle();
+    await waitFor(async () => (await first.queues[0]!.getFailedCount()) === 1, { message: 'NEW-1 failed (404)', timeoutMs: 10_000 });
+    await stop();
+    const before = h.sim.writes.length;
+    const second = await start({ createMissing: true, sources: [stockSource()] });
+    expect(await second.reevaluated).toMatchObject({ changed: ['inventory.createMissing'], targets: 0, failedRequeued: 1 });
+    await idle();
+    expect(h.sim.writes.slice(before).map((write) => ({ op: write.op, code: write.code, Stock: write.fields.Stock }))).toEqual([{ op: 'create', code: 'NEW-1', Stock: 3 }]);
+    expect(await second.queues[0]!.getFailedCount()).toBe(0);
+  });
+
+  it('prices the store refused under a wrong list mapping are written once the mapping is right, their failed jobs gone', async () => {
+    await setStock({ 'CF-1': 5, 'CF-2': 7 });
+    for (const [code, list, rate] of [['CF-1', 'Standard Selling', 100], ['CF-1', 'Wholesale', 80], ['CF-2', 'Standard Selling', 50]] as const) {
+      await scratch.db.query(`INSERT INTO ${scratch.schema}.price VALUES (:code, :list, :rate, clock_timestamp() AT TIME ZONE 'UTC')`, { code, list, rate });
+    }
+    // The mistake of issue 28: ERPNext's list names taken for the store's codes.
+    const wrong = {
+      priceLists: [{ id: 1, code: 'Standard Selling' }, { id: 2, code: 'Wholesale' }],
+      sources: [stockSource(), priceSource('list')],
+    };
+    const first = await start(wrong);
+    await first.poll('stock');
+    await first.poll('prices');
+    await idle();
+    const queue = first.queues[0]!;
+    await waitFor(async () => (await queue.getFailedCount()) === 3, { message: 'the three refused prices failed', timeoutMs: 10_000 });
+    expect((await queue.getFailed()).map((job) => job.failedReason).join('\n')).toMatch(/PriceListCode/);
+    expect(h.sim.writes.map((write) => write.fields.Price).filter((price) => price !== undefined)).toEqual([]);
+    await stop();
+
+    // Corrected: the store's codes, and the ERP's list names mapped to them in the SQL.
+    const before = h.sim.writes.length;
+    const right = {
+      priceLists: STORE_LISTS,
+      sources: [stockSource(), priceSource(`CASE list WHEN 'Standard Selling' THEN 'RETAIL' WHEN 'Wholesale' THEN 'WHOLESALE' END`)],
+    };
+    const second = await start(right);
+    const report = await second.reevaluated;
+    await idle();
+    expect(report).toMatchObject({ changed: ['inventory.priceLists'], failedRequeued: 3 });
+    const sent = h.sim.writes.slice(before).map((write) => ({ code: write.code, ...write.fields }));
+    expect(sent, 'the three prices, and nothing else').toEqual(
+      expect.arrayContaining([
+        { code: 'CF-1', PriceListId: 1, PriceListCode: 'RETAIL', Price: 100 },
+        { code: 'CF-1', PriceListId: 2, PriceListCode: 'WHOLESALE', Price: 80 },
+        { code: 'CF-2', PriceListId: 1, PriceListCode: 'RETAIL', Price: 50 },
+      ]),
+    );
+    expect(sent).toHaveLength(3);
+    expect(h.sim.state.prices?.priceOf(2, 'CF-1')?.Price).toBe(80);
+    expect(await second.queues[0]!.getFailedCount(), 'no failed job left').toBe(0);
+    const explained = await explainSku(h.deps({ inventory: right }), 'CF-1', { priceList: 'WHOLESALE' });
+    expect(explained.jobs.filter((job) => job.state === 'failed')).toEqual([]);
+    expect(explained.store.acknowledged).toMatchObject({ Price: 80 });
+  });
+});
