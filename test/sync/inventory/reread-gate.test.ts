@@ -47,7 +47,8 @@ describe('RereadGate', () => {
     // Both scheduled sources re-read (the disabled one never is): it passes, even with the job's signal aborted.
     await markReread(redis, prefix, 'a', identity);
     await markReread(redis, prefix, 'b', identity);
-    await gate.pass(early.signal);
+    const both = await gate.pass(early.signal).then(() => 'passed', (error: unknown) => (error as Error).message);
+    expect(both, 'the gate held the job with both scheduled sources re-read (a disabled source is never waited for)').toBe('passed');
     // Cleared for that Redis: the next job passes at once.
     await gate.pass(early.signal);
   });
