@@ -1,9 +1,10 @@
 /**
  * `npm run mutate [-- --changed [BASE]] [-- --id ID] [-- --file PATH] [-- --skip-baseline]`: applies each
  * hand mutation of `test/mutations/*.json` alone (lib/mutations.ts), runs only its `tests` with vitest and
- * prints one verdict per mutation — caught (assertion), caught (timeout only), survived, invalid — and a
- * summary line. `--changed` keeps the mutations of files changed since BASE (default: the merge-base
- * with `main`), committed or not. The tests first run once on the unmutated code (unless
+ * prints one verdict per mutation — caught (assertion), caught (timeout only), survived, invalid (the
+ * mutation does not apply, the mutant does not type check, or vitest could not run) — and a summary
+ * line. `--changed` keeps the mutations of files changed since BASE (default: the merge-base with
+ * `main`), committed or not. The tests first run once on the unmutated code (unless
  * `--skip-baseline`): a test failing there would make every mutant look caught. Each file is restored
  * after its run, on a failure or Ctrl-C too; its original is also kept outside the work tree and put
  * back by the next run should this one be killed. Exits 1 when a mutation survived or is invalid.
@@ -60,6 +61,9 @@ const backups = join(tmpdir(), 'storesync-mutate');
 mkdirSync(backups, { recursive: true });
 const scratch = mkdtempSync(join(tmpdir(), 'storesync-mutate-run-'));
 cleanup.defer('remove the run folder', () => rmSync(scratch, { recursive: true, force: true }));
+/** Puts back the file of the mutant on disk, if one is (on Ctrl-C or a failure of the runner itself). */
+let restoreCurrent: (() => void) | undefined;
+cleanup.defer('restore the mutated file', () => restoreCurrent?.());
 
 /** Runs `tests` with vitest; its JSON report, or undefined with what it printed when it wrote none. */
 async function runTests(tests: readonly string[], name: string): Promise<{ report?: VitestReport; output: string }> {
@@ -93,6 +97,8 @@ function restoreLeftovers(list: Mutation[]): void {
 async function runMutation(mutation: Mutation, check: MutantTypeCheck): Promise<{ verdict: Verdict; detail: string }> {
   const path = join(root, mutation.file);
   if (!existsSync(path)) return { verdict: 'invalid', detail: `${mutation.file} does not exist` };
+  const missing = mutation.tests.find((test) => !existsSync(join(root, test)));
+  if (missing !== undefined) return { verdict: 'invalid', detail: `test file ${missing} does not exist` };
   const original = readFileSync(path, 'utf8');
   const mutant = mutate(original, mutation);
   if ('invalid' in mutant) return { verdict: 'invalid', detail: mutant.invalid };
@@ -100,18 +106,19 @@ async function runMutation(mutation: Mutation, check: MutantTypeCheck): Promise<
   if (errors.length > 0) return { verdict: 'invalid', detail: `no longer compiles: ${errors[0]}` };
   const backup = backupPath(backups, root, mutation.file);
   writeFileSync(backup, original);
-  const restore = (): void => {
+  restoreCurrent = (): void => {
     writeFileSync(path, original);
     rmSync(backup, { force: true });
   };
-  cleanup.defer(`restore ${mutation.file}`, restore);
   try {
     writeFileSync(path, mutant.text);
     const { report, output } = await runTests(mutation.tests, mutation.id);
-    if (!report) return { verdict: 'caught (assertion)', detail: `vitest wrote no report: ${output.split('\n').find((line) => line.trim() !== '') ?? ''}` };
+    // No report: vitest itself could not run (not a test that failed), so the mutant says nothing.
+    if (!report) return { verdict: 'invalid', detail: `vitest wrote no report: ${output.split('\n').find((line) => line.trim() !== '') ?? ''}` };
     return verdictOf(report);
   } finally {
-    restore();
+    restoreCurrent();
+    restoreCurrent = undefined;
   }
 }
 
