@@ -65,4 +65,14 @@ describe('pollStart', () => {
     expect(pollStart(null, 60_000)).toBeNull();
     expect(isTimestampCursor('2024-05-01T12:01:00.000Z')).toBe(true);
   });
+
+  it('narrows the overlap to the last poll\'s start less the overlap, never before cursor − overlap nor after the cursor', () => {
+    const cursor = '2024-05-01T12:01:00.000Z';
+    const at = (iso: string): number => Date.parse(iso);
+    // Hand-computed with an overlap of 60 s: the window starts at previousPollAt − 60 s, within [cursor − 60 s, cursor].
+    expect(pollStart(cursor, 60_000, at('2024-05-01T12:01:30.000Z'))).toEqual(new Date('2024-05-01T12:00:30.000Z'));
+    expect(pollStart(cursor, 60_000, at('2024-05-01T12:00:10.000Z')), 'never before cursor − overlap').toEqual(new Date('2024-05-01T12:00:00.000Z'));
+    // The last poll began long after the cursor (a quiet source), but did not end caught up there: start at the cursor, not past it.
+    expect(pollStart(cursor, 60_000, at('2024-05-01T12:03:00.000Z')), 'a poll started past its stored cursor').toEqual(new Date('2024-05-01T12:01:00.000Z'));
+  });
 });

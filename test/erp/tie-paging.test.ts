@@ -37,11 +37,16 @@ function source(config: Partial<SqlSourceConfig> & Pick<SqlSourceConfig, 'url' |
   return created;
 }
 
-/** One poll as the daemon runs it (drainSource, 50 rounds); what each read returned. */
-async function poll(erp: ChangeSource, cursor: Cursor) {
+/**
+ * One poll as the daemon runs it (drainSource, 50 rounds); what each read returned. Each read is checked
+ * as it comes: a read that brings back a row already read (paging that does not advance), or more reads
+ * than `rows` need, fails the poll at once with what went wrong, rather than by the test's time limit.
+ */
+async function poll(erp: ChangeSource, cursor: Cursor, rows: number) {
   const sizes: number[] = [];
   const seen = new Set<string>();
   let duplicates = 0;
+  const mostReads = Math.ceil(rows / LIMIT) + 2;
   const result = await drainSource(erp, {
     cursor,
     limit: LIMIT,
@@ -53,6 +58,8 @@ async function poll(erp: ChangeSource, cursor: Cursor) {
         if (seen.has(code)) duplicates += 1;
         seen.add(code);
       }
+      expect(duplicates, `read ${sizes.length} (${sizes.at(-1)} rows) returned rows already read: paging on (cursor, key) does not advance`).toBe(0);
+      expect(sizes.length, `more than ${mostReads} reads for ${rows} rows in reads of ${LIMIT}: the poll does not progress (${seen.size} distinct rows so far)`).toBeLessThanOrEqual(mostReads);
     },
     saveCursor: async () => undefined,
   });
@@ -80,7 +87,7 @@ describe('rows under one timestamp, more than the limit many times over', () => 
   });
 
   it('100,000 sync in one poll on MariaDB (ERPNext tabBin, :afterKey), in reads of at most the limit', async () => {
-    const result = await poll(source({ url: maria.url, changes: ERPNEXT_CHANGES_QUERY, timeZone: 'Europe/Madrid' }), null);
+    const result = await poll(source({ url: maria.url, changes: ERPNEXT_CHANGES_QUERY, timeZone: 'Europe/Madrid' }), null, ROWS);
     expect(result.seen.size).toBe(ROWS);
     expect(result.duplicates).toBe(0);
     expect(Math.max(...result.sizes)).toBeLessThanOrEqual(LIMIT);
@@ -88,7 +95,7 @@ describe('rows under one timestamp, more than the limit many times over', () => 
   }, 120_000);
 
   it('20,000 sync in one poll on PostgreSQL (Odoo stock_quant summed per product, :afterKey), in reads of at most the limit', async () => {
-    const result = await poll(source({ url: PG_URL, changes: odooChangesQuery(pg.schema) }), null);
+    const result = await poll(source({ url: PG_URL, changes: odooChangesQuery(pg.schema) }), null, PG_ROWS);
     expect(result.seen.size).toBe(PG_ROWS);
     expect(result.duplicates).toBe(0);
     expect(Math.max(...result.sizes)).toBeLessThanOrEqual(LIMIT);
@@ -97,7 +104,7 @@ describe('rows under one timestamp, more than the limit many times over', () => 
 
   it('are read again by the next poll from the stored cursor (the overlap), and nothing is lost or left', async () => {
     const erp = source({ url: PG_URL, changes: odooChangesQuery(pg.schema) });
-    const result = await poll(erp, '2024-05-01T10:00:00.654321Z');
+    const result = await poll(erp, '2024-05-01T10:00:00.654321Z', PG_ROWS);
     expect(result.seen.size).toBe(PG_ROWS);
     expect(result.duplicates).toBe(0);
     expect(Math.max(...result.sizes)).toBeLessThanOrEqual(LIMIT);

@@ -6,8 +6,7 @@
  * from the older cursor Redis now holds, and the store must end equal to the ERP with no stale write.
  */
 import { randomUUID } from 'node:crypto';
-import { readdirSync, statSync, truncateSync } from 'node:fs';
-import { join } from 'node:path';
+import { statSync, truncateSync } from 'node:fs';
 
 import type { Redis } from 'ioredis';
 import pg from 'pg';
@@ -18,6 +17,7 @@ import { type RedisServer, startRedisServer } from '../../src/queue/redis-server
 import type { FlowDeps } from '../../src/sync/flow.js';
 import { type InventoryFlow, startInventoryFlow } from '../../src/sync/inventory/index.js';
 import { waitFor } from '../../src/wait-for.js';
+import { incrFile } from '../support/redis-ha.js';
 import { createHarness, type Harness } from '../sync/inventory/harness.js';
 
 const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -46,14 +46,6 @@ afterAll(async () => {
   await db.end();
   await h.close();
 });
-
-/** The file Redis appends to now (Redis 7: appendonlydir/<name>.<n>.incr.aof). */
-function incrFile(dir: string): string {
-  const folder = join(dir, 'appendonlydir');
-  const file = readdirSync(folder).find((name) => name.endsWith('.incr.aof'));
-  if (!file) throw new Error(`no incremental AOF in ${folder}`);
-  return join(folder, file);
-}
 
 function deps(): FlowDeps {
   const base = h.deps({

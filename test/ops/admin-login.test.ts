@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Config } from '../../src/config/schema.js';
 import { Metrics } from '../../src/metrics.js';
+import { createSession, SESSION_COOKIE, SESSION_TTL_MS } from '../../src/ops/admin-session.js';
 import { Readiness } from '../../src/ops/health.js';
 import { buildHttpServer } from '../../src/ops/http-server.js';
 import { logCollector } from './helpers.js';
@@ -113,6 +114,20 @@ describe('admin login page with only admin.token', () => {
       const denied = await app.inject({ method: 'GET', url: '/admin/queues/api/queues', headers: { cookie } });
       expect(denied.statusCode).toBe(401);
     }
+  });
+
+  it('refuses an expired session cookie on /admin and asks the browser to log in again', async () => {
+    // A cookie with a valid MAC whose expiry passed a second ago (made as the login made it, a day ago).
+    const expired = `${SESSION_COOKIE}=${createSession({ token: TOKEN, username: '', password: '' }, 'token', Date.now() - SESSION_TTL_MS - 1000)}`;
+    const script = await app.inject({ method: 'GET', url: '/admin/queues/api/queues', headers: { cookie: expired } });
+    expect(script.statusCode, 'an expired session opens /admin for a script').toBe(401);
+    const browser = await app.inject({ method: 'GET', url: '/admin/queues', headers: { ...page, cookie: expired } });
+    expect(browser.statusCode, 'an expired session opens the dashboard').toBe(303);
+    expect(browser.headers.location).toBe(`/admin/login?next=${encodeURIComponent('/admin/queues')}`);
+    const resync = await app.inject({ method: 'POST', url: '/admin/resync/inventory', headers: { cookie: expired }, payload: { dryRun: true } });
+    expect(resync.statusCode, 'an expired session queues a resync').toBe(401);
+    const login = await app.inject({ method: 'GET', url: '/admin/login', headers: { ...page, cookie: expired } });
+    expect(login.body).not.toContain('Logged in as');
   });
 
   it('logs out: the cookie is removed and the browser goes back to the login page', async () => {

@@ -34,10 +34,13 @@ describe('admin session cookies', () => {
     for (const bad of ['', 'token', 'a.b.c', 'a.b.c.d.e', `..${id}.`]) expect(verifySession(admin, bad, now)).toBeUndefined();
   });
 
-  it('ends every session when a credential changes', () => {
-    const value = createSession(admin, 'token', now);
-    expect(verifySession({ ...admin, token: 'tok-rotated-0123456789' }, value, now)).toBeUndefined();
-    expect(verifySession({ ...admin, username: 'ops', password: 'added' }, value, now)).toBeUndefined();
+  it('ends every session when a credential changes, each of the three alone', () => {
+    const basic = { token: 'tok-session-0123456789', username: 'ops', password: 'pw-session' };
+    const value = createSession(basic, 'ops', now);
+    expect(verifySession(basic, value, now)).toBe('ops');
+    expect(verifySession({ ...basic, token: 'tok-rotated-0123456789' }, value, now), 'the token changed').toBeUndefined();
+    expect(verifySession({ ...basic, username: 'ops2' }, value, now), 'the user name changed').toBeUndefined();
+    expect(verifySession({ ...basic, password: 'pw-rotated' }, value, now), 'the password changed').toBeUndefined();
   });
 
   it('reads one cookie out of a Cookie header', () => {

@@ -129,6 +129,43 @@ describe('store session after refused credentials', () => {
     expect(fixture.sim.counters().logins).toBe(1);
   });
 
+  it('keeps a login-budget wait longer than the pause on refused credentials: no login until the budget frees a slot', async () => {
+    let clock = 1_000_000;
+    fixture = await storeFixture();
+    // The budget admits the first login, is spent when the 1 s pause ends (a slot in 30 s), then admits again.
+    const answers: LoginAdmission[] = [{ permit: { release: () => undefined } }, { waitMs: 30_000, reason: 'budget' }];
+    let asked = 0;
+    const gate: LoginGate = {
+      tryAcquire: async () => {
+        asked += 1;
+        return answers.shift() ?? { permit: { release: () => undefined } };
+      },
+    };
+    const client = new StoreClient({
+      config: storeSchema.parse({ baseUrl: fixture.sim.url, username: 'demo', password: 'wrong-password', loginBackoff: { baseDelayMs: 1000, maxDelayMs: 60_000 } }),
+      logger: silentLogger(),
+      loginGate: gate,
+      now: () => clock,
+    });
+    try {
+      expect(((await client.login().catch((e: unknown) => e)) as StoreLoginRefusedError).retryAfterMs).toBe(1000);
+      clock += 1000;
+      // The pause is over, but the budget is spent: 30 s to wait, not the 1 s pause.
+      const spent = (await client.sales.list().catch((e: unknown) => e)) as StoreLoginRefusedError;
+      expect(spent).toBeInstanceOf(StoreLoginRefusedError);
+      expect(spent.retryAfterMs).toBe(30_000);
+      // 10 s later the session is still paused by the budget's wait: no login asked for, none sent.
+      clock += 10_000;
+      const later = (await client.sales.list().catch((e: unknown) => e)) as StoreLoginRefusedError;
+      expect(later, 'a login was tried before the budget freed a slot').toBeInstanceOf(StoreLoginRefusedError);
+      expect(later.retryAfterMs, 'the wait left of the budget').toBe(20_000);
+      expect(asked, 'the login gate was asked again during the budget wait').toBe(2);
+      expect(fixture.sim.counters().failedLogins, 'logins the store saw').toBe(1);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('does not pause for a login that failed on the network', async () => {
     fixture = await storeFixture();
     const client = fixture.newClient({ store: { baseUrl: 'http://127.0.0.1:9', retry: { attempts: 1 } } });

@@ -4,7 +4,7 @@
  * mocked: the processes are redis-server (and `redis-server <conf> --sentinel`); `stop()` ends them and removes the folders.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,6 +16,14 @@ import { redisAnswers, type RedisServer, sparePort, startRedisServer } from '../
 import { waitFor } from '../../src/wait-for.js';
 
 const run = promisify(execFile);
+
+/** The append-only file a server started in `dir` appends to now (Redis 7: appendonlydir/<name>.<n>.incr.aof). */
+export function incrFile(dir: string): string {
+  const folder = join(dir, 'appendonlydir');
+  const file = readdirSync(folder).find((name) => name.endsWith('.incr.aof'));
+  if (!file) throw new Error(`no incremental AOF in ${folder}`);
+  return join(folder, file);
+}
 
 /** A host and port, as `redis.sentinels` and `redis.cluster` take them. */
 export interface RedisNode {

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { silentLogger } from '../../../src/log.js';
 import { createRedis } from '../../../src/queue/connection.js';
-import { markReread, RereadGate } from '../../../src/sync/inventory/reread-gate.js';
+import { markReread, RereadGate,rereadKey } from '../../../src/sync/inventory/reread-gate.js';
 import { epochKey, redisIdentity } from '../../../src/sync/redis-identity.js';
 import { deleteKeys } from '../../support/redis.js';
 import { testConfig } from './harness.js';
@@ -32,16 +32,25 @@ describe('RereadGate', () => {
     // Redis is not the one it was (here: the epoch marker is gone, as after a flush).
     await redis.del(epochKey(prefix));
     const identity = await redisIdentity(redis, prefix);
-    let passed = false;
-    const waiting = gate.pass().then(() => void (passed = true));
+    // One source re-read is not enough. The job is aborted before it asks: a gate that decides to wait
+    // after its first read of the marks stops there with the abort, one that lets the job through resolves.
     await markReread(redis, prefix, 'a', identity);
-    // One source re-read is not enough.
-    await expect(Promise.race([waiting.then(() => 'passed'), new Promise((resolve) => setImmediate(() => resolve('waiting')))])).resolves.toBe('waiting');
+    const early = new AbortController();
+    early.abort(new Error('still waiting for a source'));
+    const oneSource = await gate.pass(early.signal).then(() => 'passed', (error: unknown) => (error as Error).message);
+    expect(oneSource, 'the gate passed with source a re-read and source b not').toBe('still waiting for a source');
+    // Nothing re-read under the new Redis at all: it waits too.
+    await redis.del(rereadKey(prefix, 'a'));
+    const none = await gate.pass(early.signal).then(() => 'passed', (error: unknown) => (error as Error).message);
+    expect(none, 'the gate passed with no source re-read').toBe('still waiting for a source');
+
+    // Both scheduled sources re-read (the disabled one never is): it passes, even with the job's signal aborted.
+    await markReread(redis, prefix, 'a', identity);
     await markReread(redis, prefix, 'b', identity);
-    await waiting;
-    expect(passed).toBe(true);
+    const both = await gate.pass(early.signal).then(() => 'passed', (error: unknown) => (error as Error).message);
+    expect(both, 'the gate held the job with both scheduled sources re-read (a disabled source is never waited for)').toBe('passed');
     // Cleared for that Redis: the next job passes at once.
-    await gate.pass();
+    await gate.pass(early.signal);
   });
 
   it('goes on after its bound when a source is not re-read, and stops waiting when the job is aborted', async () => {

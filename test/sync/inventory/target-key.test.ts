@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { jobName } from '../../../src/sync/inventory/enqueue.js';
 import { fingerprint } from '../../../src/sync/inventory/snapshot/diff-state.js';
-import { keyOf, priceListOf, splitByTarget, targetBody, targetKey, targetLabel, targetParts } from '../../../src/sync/inventory/target-key.js';
+import { keyOf, priceListOf, siteIssues, splitByTarget, targetBody, targetKey, targetLabel, targetParts } from '../../../src/sync/inventory/target-key.js';
 
 const LISTS = [
   { id: 1, code: 'RETAIL' },
@@ -58,5 +58,15 @@ describe('fingerprint', () => {
     expect(fingerprint({ Code: 'A-1', Stock: 5 })).not.toBe(print);
     // A value's type is part of it: "5" is not 5.
     expect(fingerprint({ Code: 'A-1', Stock: '5', Price: 10.5 })).not.toBe(print);
+  });
+});
+
+describe('siteIssues', () => {
+  it('refuses a SiteId outside inventory.sites, naming the record, the field, the value and the rule', () => {
+    expect(siteIssues({ Code: 'A-1', SiteId: 4 }, [1, 2, 3], 'A-1')).toEqual([{ record: 'A-1', field: 'SiteId', value: 4, rule: 'a site of inventory.sites (1, 2, 3)' }]);
+    expect(siteIssues({ Code: 'A-1', SiteId: 2 }, [1, 2, 3], 'A-1')).toEqual([]);
+    // No SiteId (the Code's every site), or no sites configured: nothing to refuse.
+    expect(siteIssues({ Code: 'A-1' }, [1, 2, 3], 'A-1')).toEqual([]);
+    expect(siteIssues({ Code: 'A-1', SiteId: 4 }, [], 'A-1')).toEqual([]);
   });
 });

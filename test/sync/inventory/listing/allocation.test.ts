@@ -27,6 +27,16 @@ describe('allocation: shared', () => {
     expect(a.sites.map((s) => s.published)).toEqual([13, 10, 5]);
   });
 
+  it('rounds fractional reservations up: 0.5 on two sites holds 1 unit, and 1.5 holds 2', () => {
+    const sites = [site(1), site(2)];
+    // Hand-computed: sellable = ERP 10 − safety 0 − ceil(Σ reservations).
+    expect(allocate(10, [reservation(1, 0.5), reservation(2, 0.5)], 0, sites, 'shared').sites.map((s) => s.published)).toEqual([9, 9]);
+    const a = allocate(10, [reservation(1, 0.5), reservation(2, 0.5), reservation(2, 0.5)], 0, sites, 'shared');
+    expect(a.reservedAll, 'reservations of 1.5 hold 2 units, not 1').toBe(2);
+    expect(a.sites.map((s) => s.published)).toEqual([8, 8]);
+    expect(allocate(10, [reservation(2, 0.25)], 0, sites, 'shared').sites.map((s) => s.published), 'a quarter holds a whole unit').toEqual([9, 9]);
+  });
+
   it('never goes below 0', () => {
     const a = allocate(2, [reservation(2, 5)], 1, [site(1), site(2)], 'shared');
     expect(a.sites.map((s) => s.published)).toEqual([0, 0]);
@@ -36,9 +46,14 @@ describe('allocation: shared', () => {
 describe('allocation: split', () => {
   it('gives each site floor((ERP − safety) × share) less its own reservations', () => {
     const sites = [site(1, { share: 0.5 }), site(2, { share: 0.3 }), site(3, { share: 0.2 })];
-    const a = allocate(21, [reservation(2, 1)], 1, sites, 'split');
-    expect(a.sites.map((s) => s.part)).toEqual([10, 6, 4]);
+    // Hand-computed: (24 − 4) × 0.5 / 0.3 / 0.2 = 10 / 6 / 4; the ERP alone would give floor(12 / 7.2 / 4.8) = 12 / 7 / 4.
+    const a = allocate(24, [reservation(2, 1)], 4, sites, 'split');
+    expect(a.sites.map((s) => s.part), 'parts of ERP − safety, floored').toEqual([10, 6, 4]);
     expect(a.sites.map((s) => s.published)).toEqual([10, 5, 4]);
+    // (13 − 3) × shares = 5 / 3 / 2; 13 × shares floored = 6 / 3 / 2.
+    expect(allocate(13, [], 3, sites, 'split').sites.map((s) => s.part)).toEqual([5, 3, 2]);
+    // 7 × shares = 3.5 / 2.1 / 1.4: floored 3 / 2 / 1, rounded up it would be 4 / 3 / 2.
+    expect(allocate(7, [], 0, sites, 'split').sites.map((s) => s.part), 'parts floored, not rounded up').toEqual([3, 2, 1]);
   });
 
   it('takes a site\'s reservations beyond its part off the other sites, in the order of inventory.sites', () => {

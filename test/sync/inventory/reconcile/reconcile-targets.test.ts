@@ -193,6 +193,28 @@ describe('reconcile per price list (price lists on the store, inventory.priceLis
   });
 });
 
+describe('reconcile of a row naming a price list not configured', () => {
+  it('rejects and counts the row, and writes nothing for it: neither the item\'s own price nor a list', async () => {
+    const { h, scenario } = await start({ priceLists: LISTS }, {});
+    for (const code of CODES) {
+      await setStock(code, 4);
+      await setPrice(code, 'MINORISTA', 100);
+    }
+    await scenario.poll('stock');
+    await scenario.poll('prices');
+    expect(await scenario.reconcile({ dryRun: true })).toMatchObject({ differences: 0, rejected: 0 });
+
+    // A list the ERP has and inventory.priceLists does not (hand-computed: 1 row refused, nothing to write).
+    await setPrice('RT-2', 'OUTLET', 55);
+    const before = h.sim.writes.length;
+    const report = await scenario.reconcile();
+    expect(report.rejected, 'the OUTLET row is rejected and counted').toBe(1);
+    expect(report).toMatchObject({ priceLists: [1], differences: 0, queued: 0 });
+    expect(writesSince(before), 'nothing is written for a row of an unconfigured list').toEqual([]);
+    expect([h.sim.state.items.get('RT-2')?.item.Price, h.sim.state.prices!.priceOf(1, 'RT-2')?.Price], 'RT-2 keeps its MINORISTA price').toEqual([100, 100]);
+  });
+});
+
 describe('reconcile per site and price list', () => {
   it('reports the target label of each difference on a dry run, writing nothing; the run then writes exactly those targets', async () => {
     const { h, scenario } = await start({ itemsPerSite: [1, 2, 3], priceLists: LISTS }, { sites: SITES });
