@@ -63,6 +63,8 @@ export function startFulfillmentWorker(rt: FulfillmentRuntime, connection: Redis
     limiter: MANUAL_RATE_LIMIT,
     ...syncWorkerOptions(rt.instance),
   });
-  worker.on('error', (error) => rt.logger.error({ err: error.message }, 'fulfillment worker error'));
+  worker.on('error', (error) => {
+    if (!rt.redisErrors?.absorb('fulfillment', error)) rt.logger.error({ err: error.message }, 'fulfillment worker error');
+  });
   return worker;
 }

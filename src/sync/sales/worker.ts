@@ -52,7 +52,9 @@ export function startSalesWorker(rt: SalesRuntime, connection: Redis): Worker<Sa
     // The limiter lets refused credentials pause the queue (holdForCredentials).
     { connection, prefix: rt.config.redis.prefix, concurrency: rt.config.sales.concurrency, limiter: MANUAL_RATE_LIMIT, ...syncWorkerOptions(rt.instance) },
   );
-  // Without a listener an error event would crash the process; Redis outages are retried by ioredis.
-  worker.on('error', (error) => rt.logger.error({ err: error.message }, 'sales worker error'));
+  // Without a listener an error event would crash the process; Redis outages are retried by ioredis and logged once.
+  worker.on('error', (error) => {
+    if (!rt.redisErrors?.absorb('sales', error)) rt.logger.error({ err: error.message }, 'sales worker error');
+  });
   return worker;
 }
