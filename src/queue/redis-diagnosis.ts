@@ -88,7 +88,9 @@ async function askSentinels(redis: RedisConfig, timeoutMs: number): Promise<Sent
         retryStrategy: () => null,
         connectTimeout: timeoutMs,
       });
-      client.on('error', () => undefined);
+      // A refused connection rejects `connect()` with "Connection is closed."; the socket's error says why.
+      let socketError: unknown;
+      client.on('error', (error: Error) => (socketError ??= error));
       try {
         await withTimeout(client.connect(), timeoutMs, `sentinel ${node}`);
         const reply = (await withTimeout(client.call('SENTINEL', 'MASTER', redis.name ?? ''), timeoutMs, `sentinel ${node}`)) as string[];
@@ -96,7 +98,8 @@ async function askSentinels(redis: RedisConfig, timeoutMs: number): Promise<Sent
         for (let i = 0; i + 1 < reply.length; i += 2) fields.set(String(reply[i]), String(reply[i + 1]));
         return { node, master: { address: `${fields.get('ip') ?? '?'}:${fields.get('port') ?? '?'}`, flags: (fields.get('flags') ?? '').split(',') } };
       } catch (error) {
-        return { node, error: describeConnectionError(error) ?? redactText(error instanceof Error ? error.message : String(error)) };
+        const cause = socketError ?? error;
+        return { node, error: describeConnectionError(cause) ?? redactText(cause instanceof Error ? cause.message : String(cause)) };
       } finally {
         client.disconnect();
       }
