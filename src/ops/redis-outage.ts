@@ -90,6 +90,8 @@ export class RedisOutage implements RedisErrorSink {
 
   /** Words for a failed Redis check of /readyz: the outage's cause and start, or the error's own meaning. */
   async explain(error: unknown): Promise<string> {
+    // The check may fail a moment before the health connection's own event: the outage starts with it.
+    if (this.#since === undefined && isConnectionError(error) && this.#health?.status !== 'ready') this.#begin(error);
     if (this.#since === undefined) return describeConnectionError(error) ?? (error instanceof Error ? error.message : String(error));
     await this.#diagnosis;
     return `${this.#reason}, since ${new Date(this.#since).toISOString()}`;
@@ -102,7 +104,8 @@ export class RedisOutage implements RedisErrorSink {
   }
 
   #seen(flow: string, error: unknown): void {
-    this.#lastError = error;
+    // A socket error (ECONNREFUSED at an address) says more than ioredis's "Connection is closed." after it.
+    if (this.#lastError === undefined || typeof (error as { code?: unknown }).code === 'string') this.#lastError = error;
     this.#begin(error);
     if (this.#since === undefined) return;
     this.#suppressed.set(flow, (this.#suppressed.get(flow) ?? 0) + 1);
@@ -113,7 +116,7 @@ export class RedisOutage implements RedisErrorSink {
     if (this.#since !== undefined || this.#closed) return;
     const since = this.#now();
     this.#since = since;
-    if (error !== undefined) this.#lastError = error;
+    this.#lastError = error;
     this.#suppressed.clear();
     this.#total.clear();
     this.#timer = setInterval(() => this.#stillDown(), this.#intervalMs);

@@ -125,7 +125,7 @@ function sentinelWords(redis: RedisConfig, answers: readonly SentinelAnswer[], l
  * Says why Redis is unreachable: from the connection's last error for a single server or a Cluster, and from the
  * sentinels' own answers with Sentinel. Never throws, and answers within about `timeoutMs`.
  */
-export async function diagnoseRedis(redis: RedisConfig, lastError: unknown, timeoutMs = 500): Promise<string> {
+export async function diagnoseRedis(redis: RedisConfig, lastError: unknown, timeoutMs = 1000): Promise<string> {
   const own = describeConnectionError(lastError) ?? (lastError instanceof Error ? redactText(lastError.message) : undefined);
   if (redis.sentinels !== undefined) return sentinelWords(redis, await askSentinels(redis, timeoutMs), lastError);
   if (redis.cluster !== undefined) return `${describeRedis(redis)}: ${own ?? 'connection lost'}`;
