@@ -36,6 +36,7 @@ export async function processFulfillmentJob(
     const held = await holdForCredentials(rt.queue, error);
     if (held) {
       rt.metrics.jobs.inc({ queue: QUEUE, outcome: 'auth_paused' });
+      rt.events.emit('fulfillment:job:held', { saleId: job.data.saleId });
       throw held;
     }
     const err = toJobError(error);

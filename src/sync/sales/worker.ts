@@ -30,6 +30,7 @@ export async function processSalesJob(rt: SalesRuntime, job: Job<SalesJobData>, 
     const held = await holdForCredentials(rt.queue, error);
     if (held) {
       rt.metrics.jobs.inc({ queue: QUEUE_NAMES.sales, outcome: 'auth_paused' });
+      rt.events.emit('sales:job:held', key);
       throw held;
     }
     const err = toJobError(error);
