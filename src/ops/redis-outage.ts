@@ -79,8 +79,9 @@ export class RedisOutage implements RedisErrorSink {
 
   absorb(flow: string, error: unknown): boolean {
     if (!isConnectionError(error)) return false;
-    if (this.#since === undefined && this.#health?.status === 'ready') {
-      // A lost connection the health connection has not (yet) seen: traced only; an outage starts with it.
+    if (this.#since === undefined && !this.#lost()) {
+      // A lost connection the health connection has not (yet) seen, or one at start: traced only; an outage starts
+      // with the health connection's own error or loss.
       this.#logger.debug({ flow, err: error }, 'Redis connection error');
       return true;
     }
@@ -91,16 +92,29 @@ export class RedisOutage implements RedisErrorSink {
   /** Words for a failed Redis check of /readyz: the outage's cause and start, or the error's own meaning. */
   async explain(error: unknown): Promise<string> {
     // The check may fail a moment before the health connection's own event: the outage starts with it.
-    if (this.#since === undefined && isConnectionError(error) && this.#health?.status !== 'ready') this.#begin(error);
-    if (this.#since === undefined) return describeConnectionError(error) ?? (error instanceof Error ? error.message : String(error));
+    if (this.#since === undefined && isConnectionError(error) && this.#lost()) this.#begin(error);
+    const since = this.#since;
+    const own = describeConnectionError(error) ?? (error instanceof Error ? error.message : String(error));
+    if (since === undefined) return own;
     await this.#diagnosis;
-    return `${this.#reason}, since ${new Date(this.#since).toISOString()}`;
+    // Over while the sentinels were asked: the check's own error is all there is to say.
+    if (this.#since !== since) return own;
+    return `${this.#reason}, since ${new Date(since).toISOString()}`;
   }
 
   /** Stops the interval lines; events after this (the shutdown closing the connections) are ignored. */
   close(): void {
     this.#closed = true;
     clearInterval(this.#timer);
+  }
+
+  /**
+   * Whether the health connection lost Redis (or there is none to ask). Still connecting at start is no outage: the
+   * first refused attempt starts one, by its error.
+   */
+  #lost(): boolean {
+    const status = this.#health?.status;
+    return status === undefined || status === 'close' || status === 'reconnecting' || status === 'end';
   }
 
   #seen(flow: string, error: unknown): void {
