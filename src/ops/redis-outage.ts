@@ -57,11 +57,6 @@ export class RedisOutage implements RedisErrorSink {
     this.#now = options.now ?? Date.now;
   }
 
-  /** Whether an outage is under way. */
-  get down(): boolean {
-    return this.#since !== undefined;
-  }
-
   /** Follows the connection that decides: an outage starts at its first error or lost connection, ends when it is ready. */
   watch(health: Redis): void {
     this.#health = health;
@@ -77,6 +72,7 @@ export class RedisOutage implements RedisErrorSink {
     });
   }
 
+  /** Counts a flow's Redis connection error during an outage (see RedisErrorSink); other errors are the caller's to log. */
   absorb(flow: string, error: unknown): boolean {
     if (!isConnectionError(error)) return false;
     if (this.#since === undefined && !this.#lost()) {
