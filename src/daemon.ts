@@ -14,10 +14,12 @@ import { ActivityLog } from './ops/activity-log.js';
 import { Readiness } from './ops/health.js';
 import { DASHBOARD_PATH, type HttpServer, startHttpServer } from './ops/http-server.js';
 import { collectQueueDepth } from './ops/queue-depth.js';
-import { checkEvictionPolicy, RedisMonitor } from './ops/redis-monitor.js';
+import { checkEvictionPolicy } from './ops/redis-monitor.js';
+import { RedisOutage } from './ops/redis-outage.js';
 import { WorkerWatchdog } from './ops/worker-watchdog.js';
 import { createRedis, describeRedis, QUEUE_NAMES, redisSecrets } from './queue/connection.js';
 import { MasterWatch } from './queue/master-watch.js';
+import { diagnoseRedis } from './queue/redis-diagnosis.js';
 import { redactText, registerSecret } from './secrets.js';
 import { StoreClient } from './store/client.js';
 import { storeLoginGate } from './store/redis-login-gate.js';
@@ -72,7 +74,12 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
   const metrics = deps.metrics ?? new Metrics();
   for (const secret of redisSecrets(config.redis)) registerSecret(secret);
 
-  const monitor = new RedisMonitor(logger);
+  // One account of a Redis outage (start, once per summary interval, end) instead of a line per connection and worker.
+  const outage = new RedisOutage({
+    logger: deps.logger.child({ component: 'redis' }),
+    diagnose: (lastError) => diagnoseRedis(config.redis, lastError),
+    intervalMs: config.log.summaryIntervalMs,
+  });
   const watchdog = new WorkerWatchdog({ logger });
   const masterWatch = new MasterWatch(config.redis.prefix);
   masterWatch.onFailover(({ from, to }) => {
@@ -84,7 +91,7 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
     const connection = createRedis(config.redis);
     connections.add(connection);
     connection.once('end', () => connections.delete(connection));
-    monitor.track(connection);
+    outage.track(connection);
     watchdog.watchConnection(connection);
     masterWatch.track(connection);
     return connection;
@@ -109,7 +116,7 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
     });
   // Health checks must fail fast while Redis is down instead of queueing the PING until it is back.
   const health = createRedis(config.redis, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-  monitor.track(health);
+  outage.watch(health);
   masterWatch.track(health);
   // storesync_redis_up follows the health connection: it does not queue, so it is down as soon as Redis is.
   metrics.redisUp.set(0);
@@ -124,6 +131,7 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
     logger: deps.logger,
     metrics,
     masterWatch,
+    redisErrors: outage,
     ...(deps.now ? { now: deps.now } : {}),
     ...(deps.instance ? { instance: deps.instance } : {}),
   };
@@ -146,6 +154,8 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
       await http?.close();
       stopCollecting?.();
       if (ownStore) await store.close();
+      // Closing the connections is no outage.
+      outage.close();
       for (const connection of [...connections, health]) connection.disconnect();
       logger.info('storesync stopped');
     })();
@@ -162,15 +172,19 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
     for (const flow of flows) for (const worker of flow.workers ?? []) watchdog.watch(worker);
 
     const queues = uniqueQueues(flows);
-    // A queue without an `error` listener prints every failed reconnect; the monitor reports outages once.
-    for (const queue of queues) queue.on('error', (error) => logger.debug({ queue: queue.name, err: error }, 'queue error'));
+    // A queue without an `error` listener prints every failed reconnect; the outage is reported once.
+    for (const queue of queues) {
+      queue.on('error', (error) => {
+        if (!outage.absorb('queues', error)) logger.debug({ queue: queue.name, err: error }, 'queue error');
+      });
+    }
     stopCollecting = collectQueueDepth(metrics, queues, { logger });
     http = await startHttpServer({
       config,
       logger: deps.logger,
       metrics,
       // The session's hash, not a login per probe: probes take nothing from store.maxLoginsPerMinute.
-      readiness: new Readiness({ redis: health, store: { login: () => store.authenticate() } }),
+      readiness: new Readiness({ redis: health, store: { login: () => store.authenticate() }, explainRedis: (error) => outage.explain(error) }),
       queues,
       control: { queueName: QUEUE_NAMES.control, enqueue: (data) => control.enqueue(data) },
       inventory: {

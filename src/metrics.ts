@@ -187,10 +187,28 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Functions that refresh gauges read from elsewhere (queue depth from Redis) right before a scrape. */
-  readonly #collectors = new Set<() => Promise<void>>();
+  /**
+   * Seconds since the gauges read from Redis at scrape time (`queue_jobs`, `vanished_held`) were last read in full:
+   * near 0 when this scrape read them, growing while Redis does not answer (the gauges then keep their last values).
+   */
+  readonly redisGaugesAge = new Gauge({
+    name: `${PREFIX}redis_gauges_age_seconds`,
+    help: 'Seconds since the gauges read from Redis (queue_jobs, vanished_held) were last read; they keep their last values meanwhile.',
+    registers: [this.registry],
+  });
 
-  constructor(options: { defaultMetrics?: boolean } = {}) {
+  /** Functions that refresh gauges read from elsewhere (queue depth from Redis) right before a scrape. */
+  readonly #collectors = new Set<Collector>();
+  readonly #collectTimeoutMs: number;
+  readonly #now: () => number;
+
+  /**
+   * `collectTimeoutMs` bounds what a scrape waits for the collectors (500 ms): past it, /metrics answers with the
+   * values last read, and `storesync_redis_gauges_age_seconds` says how old they are.
+   */
+  constructor(options: { defaultMetrics?: boolean; collectTimeoutMs?: number; now?: () => number } = {}) {
+    this.#collectTimeoutMs = options.collectTimeoutMs ?? 500;
+    this.#now = options.now ?? Date.now;
     if (options.defaultMetrics ?? true) {
       // The event loop delay is sampled every 100 ms rather than prom-client's 10: each sample wakes the
       // process, and at 10 ms those wake-ups were most of an idle daemon's CPU (bench/README.md, "cli").
@@ -209,15 +227,37 @@ export class Metrics {
     this.lastSuccess.set({ flow }, at / 1000);
   }
 
-  /** Runs `collect` before every scrape; returns a function that removes it. A collector bounds its own time. */
+  /**
+   * Runs `collect` before every scrape; returns a function that removes it. A collector that has not finished since
+   * the last scrape (Redis down: its commands wait for the reconnection) is not started again, only waited for.
+   */
   addCollector(collect: () => Promise<void>): () => void {
-    this.#collectors.add(collect);
-    return () => this.#collectors.delete(collect);
+    const collector: Collector = { collect, readAt: this.#now(), running: undefined };
+    this.#collectors.add(collector);
+    return () => this.#collectors.delete(collector);
   }
 
-  /** The exposition text for /metrics, after the collectors ran (a failing one leaves its gauges as they were). */
+  /** The exposition text for /metrics, after the collectors ran or `collectTimeoutMs` passed (a late one's gauges stay as they were). */
   async render(): Promise<string> {
-    await Promise.allSettled([...this.#collectors].map((collect) => collect()));
+    const runs = [...this.#collectors].map((collector) =>
+      (collector.running ??= collector.collect().then(
+        () => void (collector.readAt = this.#now()),
+        () => undefined,
+      ).finally(() => (collector.running = undefined))),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(runs), new Promise((resolve) => (timer = setTimeout(resolve, this.#collectTimeoutMs)))]);
+    clearTimeout(timer);
+    const oldest = Math.min(this.#now(), ...[...this.#collectors].map((collector) => collector.readAt));
+    this.redisGaugesAge.set((this.#now() - oldest) / 1000);
     return this.registry.metrics();
   }
+}
+
+/** A collector, when it last finished, and its run under way. */
+interface Collector {
+  readonly collect: () => Promise<void>;
+  /** When it last finished (the time it was added, before that). */
+  readAt: number;
+  running: Promise<void> | undefined;
 }

@@ -85,3 +85,44 @@ describe('metrics after a synced job', () => {
     expect(text).toContain('storesync_erp_records_read_total{source="pg-items"} 1');
   });
 });
+
+describe('a scrape while a collector does not answer (Redis down)', () => {
+  it('answers after collectTimeoutMs with the last values and their age, and waits on the pending read instead of starting another', async () => {
+    let clock = 1_000_000;
+    const metrics = new Metrics({ defaultMetrics: false, collectTimeoutMs: 50, now: () => clock });
+    let reads = 0;
+    let answer: (() => void) | undefined;
+    metrics.addCollector(async () => {
+      reads += 1;
+      const read = reads;
+      // The first read answers at once; the next ones wait until Redis "comes back".
+      if (read > 1) await new Promise<void>((resolve) => (answer = resolve));
+      metrics.queueJobs.set({ queue: 'inventory', state: 'waiting' }, read * 10);
+    });
+    const sample = (text: string, name: string): number | undefined => {
+      const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+      return line === undefined ? undefined : Number(line.slice(name.length + 1));
+    };
+    const within = (promise: Promise<string>): Promise<string> =>
+      Promise.race([promise, new Promise<string>((resolve) => setTimeout(() => resolve('render did not answer within 2 s'), 2000))]);
+
+    const first = await within(metrics.render());
+    expect(sample(first, 'storesync_queue_jobs{queue="inventory",state="waiting"}')).toBe(10);
+    expect(sample(first, 'storesync_redis_gauges_age_seconds')).toBe(0);
+
+    clock += 30_000;
+    const stale = await within(metrics.render());
+    expect(sample(stale, 'storesync_queue_jobs{queue="inventory",state="waiting"}'), 'the last value read').toBe(10);
+    expect(sample(stale, 'storesync_redis_gauges_age_seconds'), 'seconds since the last read').toBe(30);
+
+    clock += 15_000;
+    const staler = await within(metrics.render());
+    expect(sample(staler, 'storesync_redis_gauges_age_seconds')).toBe(45);
+    expect(reads, 'the pending read is waited for, not started again').toBe(2);
+
+    answer?.();
+    const fresh = await within(metrics.render());
+    expect(sample(fresh, 'storesync_queue_jobs{queue="inventory",state="waiting"}'), 'the read that was pending').toBe(20);
+    expect(sample(fresh, 'storesync_redis_gauges_age_seconds')).toBe(0);
+  });
+});

@@ -194,7 +194,8 @@ export const configSchema = z.object({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
       /**
        * How often the daemon logs its activity summary (store writes, failures, sales exported) while
-       * work flows; per-item warnings past 10 of a kind in one period are counted in it. @defaultValue 60000
+       * work flows; per-item warnings past 10 of a kind in one period are counted in it. During a Redis
+       * outage, the line saying it lasts comes at the same interval. @defaultValue 60000
        */
       summaryIntervalMs: positiveInt.default(60_000),
     })

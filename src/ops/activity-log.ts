@@ -46,17 +46,23 @@ export interface ActivityLogOptions {
 
 /** Counts of one interval, by flow. */
 interface Counts {
-  inventory: { written: number; skipped: number; retried: number; isolated: number; failed: number; refused: number };
-  sales: { exported: number; acked: number; retried: number; failed: number };
-  fulfillment: { updated: number; retried: number; failed: number; refused: number };
+  /** `held`: jobs held (`auth_paused`) while the store refuses the credentials; they stay queued. */
+  inventory: { written: number; skipped: number; retried: number; isolated: number; failed: number; refused: number; held: number };
+  sales: { exported: number; acked: number; retried: number; failed: number; held: number };
+  fulfillment: { updated: number; retried: number; failed: number; refused: number; held: number };
 }
 
 function emptyCounts(): Counts {
   return {
-    inventory: { written: 0, skipped: 0, retried: 0, isolated: 0, failed: 0, refused: 0 },
-    sales: { exported: 0, acked: 0, retried: 0, failed: 0 },
-    fulfillment: { updated: 0, retried: 0, failed: 0, refused: 0 },
+    inventory: { written: 0, skipped: 0, retried: 0, isolated: 0, failed: 0, refused: 0, held: 0 },
+    sales: { exported: 0, acked: 0, retried: 0, failed: 0, held: 0 },
+    fulfillment: { updated: 0, retried: 0, failed: 0, refused: 0, held: 0 },
   };
+}
+
+/** The summary's words for held jobs, when there were any: the credentials are what to fix. */
+function heldText(held: number): string {
+  return held === 0 ? '' : `, ${held} held while the store refuses the credentials (auth_paused: still queued, sent once they are right)`;
 }
 
 /** The nouns of a flow's poll line. */
@@ -106,6 +112,7 @@ export class ActivityLog {
       else if (outcome === 'skipped') counts.skipped += 1;
       else if (outcome === 'retried') counts.retried += 1;
       else if (outcome === 'isolated') counts.isolated += 1;
+      else if (outcome === 'auth_paused') counts.held += 1;
       else if (outcome === 'failed' || outcome === 'rejected') {
         counts.failed += 1;
         // A target other than a Code's default one, as people read it: `SKU-1 (site 2, price list 7)`.
@@ -129,6 +136,7 @@ export class ActivityLog {
     });
     this.#on(events, 'sales:exported', () => void (this.#counts.sales.exported += 1));
     this.#on(events, 'sales:acked', () => void (this.#counts.sales.acked += 1));
+    this.#on(events, 'sales:job:held', () => void (this.#counts.sales.held += 1));
     this.#on(events, 'sales:job:failed', ({ saleId, siteId, error, willRetry }) => {
       if (willRetry) {
         this.#counts.sales.retried += 1;
@@ -147,6 +155,7 @@ export class ActivityLog {
       this.#counts.fulfillment.refused += 1;
       this.#limited('fulfillment:record:refused', () => this.#logger.warn({ source }, `shipment record refused: ${reason}`));
     });
+    this.#on(events, 'fulfillment:job:held', () => void (this.#counts.fulfillment.held += 1));
     this.#on(events, 'fulfillment:job:done', ({ outcome }) => {
       if (outcome === 'updated') this.#counts.fulfillment.updated += 1;
     });
@@ -206,15 +215,15 @@ export class ActivityLog {
     const text: string[] = [];
     if (sections.inventory) {
       const c = counts.inventory;
-      text.push(`inventory: ${c.written} store writes, ${c.failed} failed for good, ${c.isolated} SKUs isolated, ${c.retried} retried, ${c.refused} ERP records refused`);
+      text.push(`inventory: ${c.written} store writes, ${c.failed} failed for good, ${c.isolated} SKUs isolated, ${c.retried} retried, ${c.refused} ERP records refused${heldText(c.held)}`);
     }
     if (sections.sales) {
       const c = counts.sales;
-      text.push(`sales: ${c.exported} exported, ${c.acked} acknowledged, ${c.failed} failed for good, ${c.retried} retried`);
+      text.push(`sales: ${c.exported} exported, ${c.acked} acknowledged, ${c.failed} failed for good, ${c.retried} retried${heldText(c.held)}`);
     }
     if (sections.fulfillment) {
       const c = counts.fulfillment;
-      text.push(`fulfillment: ${c.updated} shipment updates, ${c.failed} failed for good, ${c.retried} retried, ${c.refused} ERP records refused`);
+      text.push(`fulfillment: ${c.updated} shipment updates, ${c.failed} failed for good, ${c.retried} retried, ${c.refused} ERP records refused${heldText(c.held)}`);
     }
     for (const [kind, n] of Object.entries(suppressed)) text.push(`${n} more like this suppressed (${kind})`);
     this.#logger.info(

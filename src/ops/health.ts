@@ -39,6 +39,8 @@ export interface ReadinessOptions {
   storeCacheMs?: number;
   /** Time allowed to each check. */
   timeoutMs?: number;
+  /** Words for a failed Redis check (the daemon: the outage's cause and start, src/ops/redis-outage.ts); default: the error's code and message. */
+  explainRedis?: (error: unknown) => Promise<string>;
   now?: () => number;
 }
 
@@ -49,6 +51,7 @@ export class Readiness {
   readonly #cacheMs: number;
   readonly #timeoutMs: number;
   readonly #now: () => number;
+  readonly #explainRedis: (error: unknown) => Promise<string>;
   #storeResult: { at: number; result: Promise<CheckResult> } | undefined;
 
   constructor(options: ReadinessOptions) {
@@ -57,6 +60,7 @@ export class Readiness {
     this.#cacheMs = options.storeCacheMs ?? 10_000;
     this.#timeoutMs = options.timeoutMs ?? 3000;
     this.#now = options.now ?? Date.now;
+    this.#explainRedis = options.explainRedis ?? (async (error) => errorText(error));
   }
 
   /** Checks Redis now and the store at most once per cache period. */
@@ -66,7 +70,12 @@ export class Readiness {
   }
 
   async #checkRedis(): Promise<CheckResult> {
-    return settle(withTimeout(this.#redis.ping(), this.#timeoutMs, 'redis PING'));
+    try {
+      await withTimeout(this.#redis.ping(), this.#timeoutMs, 'redis PING');
+      return { ok: true };
+    } catch (error) {
+      return { ok: false, error: redactText(await this.#explainRedis(error)) };
+    }
   }
 
   #checkStore(): Promise<CheckResult> {
@@ -83,8 +92,13 @@ async function settle(promise: Promise<unknown>): Promise<CheckResult> {
     await promise;
     return { ok: true };
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    const message = error instanceof Error ? error.message : String(error);
-    return { ok: false, error: redactText(typeof code === 'string' ? `${code}: ${message}` : message) };
+    return { ok: false, error: redactText(errorText(error)) };
   }
+}
+
+/** `CODE: message`, or the message when the error has no code. */
+function errorText(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  return typeof code === 'string' ? `${code}: ${message}` : message;
 }

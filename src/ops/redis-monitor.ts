@@ -1,43 +1,11 @@
 /**
- * Watches the daemon's Redis connections so an outage is logged once (not once per connection and
- * retry), and checks at start that Redis will not evict BullMQ's keys under memory pressure.
+ * Checks at start that Redis will not evict BullMQ's keys under memory pressure (an outage is logged by
+ * `redis-outage.ts`).
  */
 import type { Redis } from 'ioredis';
 
 import type { Logger } from '../log.js';
 import { withTimeout } from '../queue/with-timeout.js';
-
-/** Logs Redis going away and coming back, once per outage. */
-export class RedisMonitor {
-  readonly #logger: Logger;
-  #down = false;
-
-  constructor(logger: Logger) {
-    this.#logger = logger;
-  }
-
-  /** Follows a connection; it also keeps ioredis from printing unhandled `error` events. */
-  track(connection: Redis): void {
-    // A quick restart may bring Redis back before any reconnect fails, so the lost connection is
-    // noticed by the reconnect being scheduled, not only by errors.
-    const lost = (error?: Error): void => {
-      if (!this.#down) {
-        this.#down = true;
-        this.#logger.warn(error ? { err: error } : {}, 'Redis connection lost; reconnecting');
-      } else if (error) {
-        this.#logger.debug({ err: error }, 'Redis still unavailable');
-      }
-    };
-    connection.on('error', (error: Error) => lost(error));
-    connection.on('reconnecting', () => lost());
-    connection.on('ready', () => {
-      if (this.#down) {
-        this.#down = false;
-        this.#logger.info('Redis connection back');
-      }
-    });
-  }
-}
 
 /**
  * Warns unless `maxmemory-policy` is `noeviction`: under any other policy Redis may drop queue keys

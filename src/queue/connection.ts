@@ -94,7 +94,7 @@ export function createRedis(target: RedisTarget, options: RedisOptions = {}): Re
 }
 
 /** Node TLS options for `redis.tls`; the CA file is read here, its path named if it cannot be. */
-function tlsOptions(tls: RedisConfig['tls']): ConnectionOptions | undefined {
+export function tlsOptions(tls: RedisConfig['tls']): ConnectionOptions | undefined {
   if (tls === false) return undefined;
   if (tls === true) return {};
   let ca: string | undefined;

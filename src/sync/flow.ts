@@ -30,6 +30,14 @@ export interface FlowDeps {
   instance?: string;
   /** Reports a new Redis master (failover or restart) seen by any connection `connect` opened; absent in tools. */
   masterWatch?: MasterWatch;
+  /** Takes the workers' Redis connection errors during an outage (the daemon's one account of it); absent in tools. */
+  redisErrors?: RedisErrorSink;
+}
+
+/** Where a flow's worker reports its errors (src/ops/redis-outage.ts). */
+export interface RedisErrorSink {
+  /** True when `error` is a Redis connection error, now counted (the caller logs nothing); false: log it as usual. */
+  absorb(flow: string, error: unknown): boolean;
 }
 
 /** A running flow. */

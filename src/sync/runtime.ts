@@ -9,7 +9,7 @@ import { type EventMap, TypedEmitter } from '../events.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { StoreClient } from '../store/client.js';
-import type { FlowDeps } from './flow.js';
+import type { FlowDeps, RedisErrorSink } from './flow.js';
 
 /** The handles every flow runtime carries. */
 export interface FlowRuntime<Events extends EventMap> {
@@ -24,6 +24,8 @@ export interface FlowRuntime<Events extends EventMap> {
   readonly connect: () => Redis;
   /** See FlowDeps.instance. */
   readonly instance: string | undefined;
+  /** See FlowDeps.redisErrors. */
+  readonly redisErrors: RedisErrorSink | undefined;
 }
 
 /** Opens the shared part of a runtime: a Redis connection and a child logger named `component`. */
@@ -42,6 +44,7 @@ export function openFlowRuntime<Events extends EventMap>(
     redis: deps.connect(),
     connect: deps.connect,
     instance: deps.instance,
+    redisErrors: deps.redisErrors,
   };
 }
 

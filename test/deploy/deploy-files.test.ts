@@ -52,7 +52,7 @@ describe('Prometheus and Grafana files', () => {
     expect(result.code).toBe(0);
   });
 
-  it('fires its alerts when it should and clears them after (promtool rule tests: vanished SKUs and orphans held, credentials refused)', async () => {
+  it('fires its alerts when it should and clears them after (promtool rule tests: vanished SKUs and orphans held, credentials refused, Redis down, gauges stale)', async () => {
     const result = await promtool(['test', 'rules', join(root, 'test/deploy/alerts.promtool.yml')]);
     expect(result.stdout + result.stderr).toContain('SUCCESS');
     expect(result.code).toBe(0);
@@ -81,6 +81,7 @@ describe('Prometheus and Grafana files', () => {
       'storesync_reservation_oldest_age_seconds > 86400',
       'max(storesync_reconcile_orphans{state="held"}) > 0',
       'max by (source) (storesync_vanished_held) > 0',
+      'storesync_redis_gauges_age_seconds > 300 and storesync_redis_up == 1',
     ]) {
       expect(exprs).toContain(needed);
     }

@@ -184,8 +184,8 @@ describe('ActivityLog', () => {
     expect(lines.filter((line) => line.summary === true)).toEqual([
       expect.objectContaining({
         periodS: 60,
-        inventory: { written: 0, skipped: 0, retried: 0, isolated: 0, failed: 1000, refused: 1000 },
-        sales: { exported: 0, acked: 0, retried: 500, failed: 500 },
+        inventory: { written: 0, skipped: 0, retried: 0, isolated: 0, failed: 1000, refused: 1000, held: 0 },
+        sales: { exported: 0, acked: 0, retried: 500, failed: 500, held: 0 },
         suppressed: { 'inventory:job:failed': 990, 'inventory:record:refused': 990, 'sales:job:failed': 490 },
       }),
     ]);
@@ -195,6 +195,29 @@ describe('ActivityLog', () => {
         '990 more like this suppressed (inventory:record:refused); 490 more like this suppressed (sales:job:failed)',
     );
     expect(lines.find((line) => line.saleId === 1)?.msg).toBe('sale failed for good: sale 1-1: ERR_ERP_SINK: the ERP refused the row');
+  });
+
+  it('names the jobs held while the store refuses the credentials (auth_paused) in the summary at shutdown, per flow', () => {
+    const logs = logCollector('info');
+    const activity = new ActivityLog({ logger: logs.logger, summaryIntervalMs: 60_000 });
+    const inventory = new TypedEmitter<InventoryEvents>();
+    const fulfillment = new TypedEmitter<FulfillmentEvents>();
+    activity.watchInventory(inventory);
+    activity.watchFulfillment(fulfillment);
+    inventory.emit('inventory:job:done', { sku: 'SKU-1', outcome: 'completed', fields: ['Stock'] });
+    for (const sku of ['SKU-2', 'SKU-3', 'SKU-4']) inventory.emit('inventory:job:done', { sku, outcome: 'auth_paused', fields: ['Stock'], reason: 'store refused the credentials' });
+    // A 429 pause is not a credentials hold.
+    inventory.emit('inventory:job:done', { sku: 'SKU-5', outcome: 'rate_limited', fields: ['Stock'] });
+    fulfillment.emit('fulfillment:job:held', { saleId: 9 });
+    activity.close();
+    const summary = logs.lines().find((line) => line.summary === true);
+    expect(summary).toMatchObject({ inventory: { written: 1, held: 3 }, fulfillment: { updated: 0, held: 1 } });
+    expect(summary?.msg).toBe(
+      'last 0 s: inventory: 1 store writes, 0 failed for good, 0 SKUs isolated, 0 retried, 0 ERP records refused, ' +
+        '3 held while the store refuses the credentials (auth_paused: still queued, sent once they are right); ' +
+        'fulfillment: 0 shipment updates, 0 failed for good, 0 retried, 0 ERP records refused, ' +
+        '1 held while the store refuses the credentials (auth_paused: still queued, sent once they are right)',
+    );
   });
 
   it('warns of a shipment record refused and an update failed for good, and counts updates and retries', () => {

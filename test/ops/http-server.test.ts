@@ -66,7 +66,7 @@ async function serve(admin: Partial<Config['admin']>, options: { redisUrl?: stri
   const inventory = new Queue(QUEUE_NAMES.inventory, { connection: connect(), prefix });
   inventory.on('error', () => undefined);
   const queues = [inventory, control.queue];
-  collectQueueDepth(metrics, queues, { logger: logs.logger, timeoutMs: 500 });
+  collectQueueDepth(metrics, queues, { logger: logs.logger });
   const health = createRedis(config.redis, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   health.on('error', () => undefined);
   const server: HttpServer = await startHttpServer({

@@ -56,4 +56,6 @@ export interface FulfillmentEvents extends Record<string, unknown> {
   'fulfillment:record:refused': { source: string; reason: string };
   'fulfillment:job:done': FulfillmentResult;
   'fulfillment:job:failed': { saleId: number; error: Error; willRetry: boolean };
+  /** A job held (`auth_paused`) while the store refuses the credentials: it stays queued and runs once they are right. */
+  'fulfillment:job:held': { saleId: number };
 }

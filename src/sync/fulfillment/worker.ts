@@ -36,6 +36,7 @@ export async function processFulfillmentJob(
     const held = await holdForCredentials(rt.queue, error);
     if (held) {
       rt.metrics.jobs.inc({ queue: QUEUE, outcome: 'auth_paused' });
+      rt.events.emit('fulfillment:job:held', { saleId: job.data.saleId });
       throw held;
     }
     const err = toJobError(error);
@@ -63,6 +64,8 @@ export function startFulfillmentWorker(rt: FulfillmentRuntime, connection: Redis
     limiter: MANUAL_RATE_LIMIT,
     ...syncWorkerOptions(rt.instance),
   });
-  worker.on('error', (error) => rt.logger.error({ err: error.message }, 'fulfillment worker error'));
+  worker.on('error', (error) => {
+    if (!rt.redisErrors?.absorb('fulfillment', error)) rt.logger.error({ err: error.message }, 'fulfillment worker error');
+  });
   return worker;
 }

@@ -74,7 +74,9 @@ export function createInventoryWorker(rt: InventoryRuntime, connection: Redis): 
       ...syncWorkerOptions(rt.instance),
     },
   );
-  worker.on('error', (error) => rt.logger.warn({ err: error }, 'inventory worker error'));
+  worker.on('error', (error) => {
+    if (!rt.redisErrors?.absorb('inventory', error)) rt.logger.warn({ err: error }, 'inventory worker error');
+  });
   worker.on('failed', (job, error) => {
     // Stalled out (marked by a worker of another version, or with other settings): the SKUs' values
     // are still pending, so new jobs send them; the failed one stays visible.

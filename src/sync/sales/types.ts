@@ -96,6 +96,8 @@ export interface SalesEvents extends Record<string, unknown> {
   'sales:acked': { saleId: number; siteId: number; erpRef: string };
   'sales:job:done': SaleOutcome;
   'sales:job:failed': { saleId: number; siteId: number; error: Error; willRetry: boolean };
+  /** A job held (`auth_paused`) while the store refuses the credentials: it stays queued and runs once they are right. */
+  'sales:job:held': { saleId: number; siteId: number };
   /** A scheduled reservation round (`inventory.reservations.schedule`) ended. */
   'reservations:checked': CheckReport;
   'reservations:check:failed': { error: Error };

@@ -30,6 +30,7 @@ export async function processSalesJob(rt: SalesRuntime, job: Job<SalesJobData>, 
     const held = await holdForCredentials(rt.queue, error);
     if (held) {
       rt.metrics.jobs.inc({ queue: QUEUE_NAMES.sales, outcome: 'auth_paused' });
+      rt.events.emit('sales:job:held', key);
       throw held;
     }
     const err = toJobError(error);
@@ -52,7 +53,9 @@ export function startSalesWorker(rt: SalesRuntime, connection: Redis): Worker<Sa
     // The limiter lets refused credentials pause the queue (holdForCredentials).
     { connection, prefix: rt.config.redis.prefix, concurrency: rt.config.sales.concurrency, limiter: MANUAL_RATE_LIMIT, ...syncWorkerOptions(rt.instance) },
   );
-  // Without a listener an error event would crash the process; Redis outages are retried by ioredis.
-  worker.on('error', (error) => rt.logger.error({ err: error.message }, 'sales worker error'));
+  // Without a listener an error event would crash the process; Redis outages are retried by ioredis and logged once.
+  worker.on('error', (error) => {
+    if (!rt.redisErrors?.absorb('sales', error)) rt.logger.error({ err: error.message }, 'sales worker error');
+  });
   return worker;
 }

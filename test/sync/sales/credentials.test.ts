@@ -7,10 +7,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { FileSalesSink } from '../../../src/erp/sinks/file-sink.js';
 import { silentLogger } from '../../../src/log.js';
+import { ActivityLog } from '../../../src/ops/activity-log.js';
 import { QUEUE_NAMES } from '../../../src/queue/connection.js';
 import { StoreClient } from '../../../src/store/client.js';
 import { pullSales, startSalesFlow } from '../../../src/sync/sales/index.js';
 import { waitFor } from '../../../src/wait-for.js';
+import { logCollector } from '../../ops/helpers.js';
 import { CountingSink, type Harness, startHarness, updatesBySale } from './harness.js';
 
 describe('sales flow under refused store credentials', () => {
@@ -35,6 +37,9 @@ describe('sales flow under refused store credentials', () => {
     const failedJobs: unknown[] = [];
     const held = await startSalesFlow({ ...h.deps, store: wrong }, { role: 'worker', sink });
     held.events.on('sales:job:failed', (event) => failedJobs.push(event));
+    const logs = logCollector('info');
+    const activity = new ActivityLog({ logger: logs.logger, summaryIntervalMs: 60_000 });
+    activity.watchSales(held.events);
     try {
       // The jobs came back after the pause and met the refusal again.
       await waitFor(() => refusals.length >= 3, { message: 'three refused logins' });
@@ -43,6 +48,13 @@ describe('sales flow under refused store credentials', () => {
       await wrong.close();
     }
     expect(failedJobs).toEqual([]);
+    // The shutdown summary names the held jobs, as many as storesync_jobs_total counted auth_paused.
+    activity.close();
+    const heldCount = (await h.deps.metrics.jobs.get()).values.find((v) => v.labels.queue === 'sales' && v.labels.outcome === 'auth_paused')?.value ?? 0;
+    expect(heldCount).toBeGreaterThanOrEqual(ids.length);
+    expect(logs.lines().find((line) => line.summary === true)?.msg).toMatch(
+      new RegExp(`^last \\d+ s: sales: 0 exported, 0 acknowledged, 0 failed for good, 0 retried, ${heldCount} held while the store refuses the credentials \\(auth_paused`),
+    );
     expect(sink.exports.size).toBe(0);
     const queue = new Queue(QUEUE_NAMES.sales, { connection: h.redis, prefix: h.prefix });
     const jobs = await queue.getJobs(['waiting', 'prioritized', 'delayed', 'failed', 'active']);
