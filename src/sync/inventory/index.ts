@@ -7,5 +7,5 @@ export { type ReconcileOptions, reconcileWith, runReconcile } from './reconcile.
 export { markSalesProcessed, type ProcessedOutcome } from './reservation-sync.js';
 export { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
 export type * from './types.js';
-export { type ConfirmReport,confirmVanished } from './vanished.js';
+export { type ConfirmReport, confirmVanished, type HeldPage, heldPage, type HeldPageOptions, keepVanished } from './vanished.js';
 export { createInventoryWorker } from './worker.js';
