@@ -10,6 +10,7 @@ import { type Command, Option } from 'commander';
 import { audit } from '../ops/audit.js';
 import type { FlowDeps } from '../sync/flow.js';
 import { diffOnce } from '../sync/inventory/diff-runs.js';
+import type { ExplainedVanished } from '../sync/inventory/explain.js';
 import { type ConfirmReport, confirmVanished, eachHeld, type HeldPageOptions, keepVanished } from '../sync/inventory/vanished.js';
 import { type CliContext, printResult } from './context.js';
 import { withFlowDeps } from './flow-deps.js';
@@ -82,4 +83,22 @@ function describeResolved(report: ConfirmReport): string {
   const sample = report.sample.length > 0 ? `: ${report.sample.join(', ')}` : '';
   if (report.action === 'keep') return `Source ${report.source}: ${report.confirmed} held SKU(s) kept (recorded as vanished; nothing written to the store)${sample}`;
   return `Source ${report.source}: ${report.action} applied to ${report.confirmed} held SKU(s)${sample}`;
+}
+
+/** Why a SKU vanished, in words (`inventory explain`): what was written and why, or why nothing was. */
+export function describeVanished(entries: readonly ExplainedVanished[]): string[] {
+  return entries.map((entry) => {
+    const from = `source ${entry.source}`;
+    if (entry.reason === 'held') {
+      return `${entry.target}: held by the mass guard of ${from} since ${entry.at} (absent from its snapshot, with many others): nothing written yet; \`storesync inventory vanished --source ${entry.source}\` lists them, --confirm applies vanished.action, --keep writes nothing`;
+    }
+    const why = entry.reason === 'deleted' ? 'named by its deletions query' : 'absent from its snapshot';
+    if (entry.action === 'keep') {
+      return entry.confirmed
+        ? `${entry.target}: kept by an operator at ${entry.at} (${why}, held by the mass guard of ${from}): nothing written, the store keeps its last values`
+        : `${entry.target}: vanished from ${from} at ${entry.at} (${why}); vanished.action keep: nothing written, the store keeps its last values`;
+    }
+    const written = entry.action === 'unpublish' ? 'Stock 0 and Published false' : 'Stock 0';
+    return `${entry.target}: ${written} because it vanished from ${from} at ${entry.at} (${why}; vanished.action ${entry.action}${entry.confirmed ? ', confirmed by an operator' : ''})`;
+  });
 }
