@@ -9,9 +9,8 @@ import { type Command, Option } from 'commander';
 
 import { audit } from '../ops/audit.js';
 import type { FlowDeps } from '../sync/flow.js';
-import { diffOnce } from '../sync/inventory/diff-runs.js';
 import type { ExplainedVanished } from '../sync/inventory/explain.js';
-import { type ConfirmReport, confirmVanished, eachHeld, type HeldPageOptions, keepVanished } from '../sync/inventory/vanished.js';
+import { type ConfirmReport, confirmVanished, diffOnce, eachHeld, type HeldPageOptions, keepVanished } from '../sync/inventory/snapshot/index.js';
 import { type CliContext, printResult } from './context.js';
 import { withFlowDeps } from './flow-deps.js';
 import { OptionValues } from './option-values.js';
