@@ -28,7 +28,7 @@ import { flowActions } from './sync/control/flow-actions.js';
 import { type ControlActions, type ControlFlow, startControlFlow } from './sync/control/index.js';
 import type { Flow, FlowDeps, Role } from './sync/flow.js';
 import { type FulfillmentFlow, startFulfillmentFlow } from './sync/fulfillment/index.js';
-import { confirmVanished, explainSku, type InventoryFlow, markSalesProcessed, startInventoryFlow } from './sync/inventory/index.js';
+import { confirmVanished, explainSku, heldPage, type InventoryFlow, keepVanished, markSalesProcessed, startInventoryFlow } from './sync/inventory/index.js';
 import { type SalesFlow, startSalesFlow } from './sync/sales/index.js';
 import { pullSiteId } from './sync/sales/runtime.js';
 
@@ -190,7 +190,9 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
       inventory: {
         explain: (sku, explainOptions) => explainSku(flowDeps, sku, explainOptions),
         markProcessed: (request) => markSalesProcessed(flowDeps, request),
+        heldPage: (source, options) => heldPage(flowDeps, source, options),
         confirmVanished: (source) => confirmVanished(flowDeps, source),
+        keepVanished: (source) => keepVanished(flowDeps, source),
         defaultSiteId: pullSiteId(config),
       },
     });

@@ -165,7 +165,10 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** SKUs that vanished from a source (absent from its snapshot, or named by its deletions query). */
+  /**
+   * SKUs that vanished from a source (absent from its snapshot, or named by its deletions query); those a
+   * person confirmed or kept, in any process (the CLI), are counted at the next scrape (`collectHeld`).
+   */
   readonly vanished = new Counter({
     name: `${PREFIX}vanished_total`,
     help: 'SKUs that vanished from an ERP source, by source and reason (absent, deleted).',

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 
-import { assertStoreCredentials } from '../config/store-credentials.js';
+import { assertCredentials } from '../config/credentials.js';
 import { summarizeConfig } from '../config/summary.js';
 import { maskSecrets } from '../secrets.js';
 import type { CliContext } from './context.js';
@@ -18,7 +18,7 @@ export function registerConfigCommands(program: Command, ctx: CliContext): void 
     .action(async (opts: { json?: boolean }) => {
       const loaded = ctx.config('daemon');
       const effective = maskSecrets(loaded);
-      assertStoreCredentials(loaded);
+      assertCredentials(loaded);
       if (opts.json) {
         ctx.io.stdout.write(`${JSON.stringify(effective, null, 2)}\n`);
       } else {

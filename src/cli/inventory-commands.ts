@@ -12,6 +12,7 @@ import type { ReconcileReport } from '../sync/inventory/types.js';
 import { type CliContext, type CliIo, formatTable, printResult } from './context.js';
 import { withFlowDeps } from './flow-deps.js';
 import { OptionValues } from './option-values.js';
+import { describeVanished } from './vanished-commands.js';
 
 interface ResyncInventoryOptions {
   source?: string;
@@ -74,6 +75,7 @@ export function describeExplanation(e: SkuExplanation): string {
   if (e.nextStockWrite !== null) lines.push(`Next job sends Stock = ${e.nextStockWrite}`);
   const acknowledged = Object.entries(e.store.acknowledged).map(([field, value]) => `${field}=${JSON.stringify(value)}`);
   lines.push(`Store last acknowledged: ${acknowledged.join(' ') || 'nothing'}${e.store.at ? ` at ${e.store.at}` : ''}`);
+  if (e.vanished.length > 0) lines.push('', 'Vanished:', ...describeVanished(e.vanished).map((line) => `  ${line}`));
   lines.push('', 'Jobs:', e.jobs.length === 0 ? '  none' : formatTable(e.jobs as unknown as Array<Record<string, unknown>>));
   lines.push('', 'Refused ERP rows:', e.rejects.length === 0 ? '  none' : formatTable(e.rejects as unknown as Array<Record<string, unknown>>));
   return lines.join('\n');

@@ -8,8 +8,8 @@ import { hostname } from 'node:os';
 
 import { type Command, CommanderError, Option } from 'commander';
 
+import { assertCredentials } from '../config/credentials.js';
 import type { Config } from '../config/schema.js';
-import { assertStoreCredentials } from '../config/store-credentials.js';
 import { startDaemon } from '../daemon.js';
 import type { Role } from '../sync/flow.js';
 import type { CliContext } from './context.js';
@@ -36,8 +36,9 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
       const config = ctx.config('daemon');
       const logger = ctx.logger('daemon');
       const instance = ctx.io.pid === undefined ? undefined : `${hostname()}:${ctx.io.pid}`;
-      // Refused before anything starts: without them every job would only collect refused logins.
-      assertStoreCredentials(config);
+      // Refused before anything starts: without store credentials every job would only collect refused
+      // logins, and a short admin token could be guessed.
+      assertCredentials(config);
       const daemon = await startDaemon({ config, logger, ...(instance ? { instance } : {}) }, { role });
       await untilAborted(ctx.io.stopSignal);
       logger.info({ signal: String(ctx.io.stopSignal.reason ?? 'stop') }, 'stopping: finishing running jobs (a second signal exits at once)');

@@ -1,9 +1,8 @@
 /**
  * The store's credentials, checked before anything runs: a flow that calls the store with an empty user
  * name or password would only collect refused logins (and may get the account locked), so `config check`
- * and `run` refuse such a configuration up front (exit 78) instead.
+ * and `run` refuse such a configuration up front (exit 78) instead (`credentials.ts`).
  */
-import { ConfigError } from '../errors.js';
 import type { Config, SourceConfig } from './schema.js';
 
 function sourceCount(sources: readonly SourceConfig[]): number {
@@ -41,10 +40,4 @@ export function storeCredentialProblems(config: Readonly<Config>): string[] {
     ...(config.store.password === '' ? [['store.password', 'STORE_PASSWORD']] : []),
   ];
   return missing.map(([key, env]) => `${key}: required, the enabled flows call the store: ${flows.join(', ')} (env ${env})`);
-}
-
-/** Throws a ConfigError (exit 78) when the enabled flows need store credentials that are empty. */
-export function assertStoreCredentials(config: Readonly<Config>): void {
-  const problems = storeCredentialProblems(config);
-  if (problems.length > 0) throw new ConfigError(problems);
 }

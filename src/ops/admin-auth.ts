@@ -12,6 +12,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { readCookie, SESSION_COOKIE, verifySession } from './admin-session.js';
+import { type LoginLimit, recordFailedLogin, refuseIfLimited } from './login-limit.js';
 
 /** The login page: outside the authenticated context, served by `admin-login.ts`. */
 export const LOGIN_PATH = '/admin/login';
@@ -94,10 +95,21 @@ function wantsPage(request: FastifyRequest): boolean {
   return request.method === 'GET' && (request.headers.accept ?? '').includes('text/html');
 }
 
-/** A fastify `onRequest` hook enforcing admin authentication (header or session cookie) on the routes of its context. */
-export function adminAuthHook(admin: Readonly<Config['admin']>, logger: Logger) {
+/**
+ * A fastify `onRequest` hook enforcing admin authentication (header or session cookie) on the routes of
+ * its context. Wrong credentials in a header count against the address's failed logins (`loginLimit`,
+ * shared with the login page); past the limit a request with a header is answered 429.
+ */
+export function adminAuthHook(admin: Readonly<Config['admin']>, logger: Logger, loginLimit: LoginLimit) {
   const basicConfigured = admin.username !== '' && admin.password !== '';
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (request.headers.authorization && adminEnabled(admin)) {
+      const limited = refuseIfLimited(loginLimit, request, logger);
+      if (limited !== undefined) {
+        await reply.code(429).header('retry-after', String(limited)).send({ error: `too many failed logins from this address: try again in ${limited} s` });
+        return;
+      }
+    }
     const result = checkAdminAuth(admin, request.headers.authorization);
     if (result.ok) {
       request.adminUser = result.user;
@@ -105,7 +117,7 @@ export function adminAuthHook(admin: Readonly<Config['admin']>, logger: Logger) 
     }
     if (result.status === 401) {
       if (request.headers.authorization) {
-        logger.warn({ ip: request.ip, url: request.url }, 'admin authentication failed');
+        recordFailedLogin(loginLimit, request, logger);
       } else {
         const session = readCookie(request.headers.cookie, SESSION_COOKIE);
         const user = session === undefined ? undefined : verifySession(admin, session, Date.now());

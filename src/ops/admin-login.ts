@@ -1,7 +1,8 @@
 /**
  * The login page of /admin for browsers: `GET /admin/login` shows a form (the admin token, or the basic
  * user name and password), `POST /admin/login` checks it and sets the session cookie (`admin-session.ts`)
- * before sending the browser back where it was going, `POST /admin/logout` removes the cookie. A plain
+ * before sending the browser back where it was going (failures limited per address: login-limit.ts),
+ * `POST /admin/logout` removes the cookie. A plain
  * HTML form with no script, no outside resource, and a Content-Security-Policy that allows none.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -10,6 +11,7 @@ import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { checkLogin, LOGIN_PATH } from './admin-auth.js';
 import { createSession, readCookie, SESSION_COOKIE, sessionCookie, verifySession } from './admin-session.js';
+import { type LoginLimit, recordFailedLogin, refuseIfLimited } from './login-limit.js';
 
 /** Where the logout form posts. */
 export const LOGOUT_PATH = '/admin/logout';
@@ -25,6 +27,8 @@ export interface AdminLoginOptions {
   home: string;
   /** The session cookie's path: the admin prefix. */
   cookiePath: string;
+  /** Failed logins per client address, shared with the `Authorization` header check. */
+  loginLimit: LoginLimit;
 }
 
 const escapeHtml = (text: string): string =>
@@ -96,9 +100,14 @@ export async function registerAdminLogin(app: FastifyInstance, options: AdminLog
       const body = (request.body ?? {}) as Record<string, unknown>;
       const text = (key: string): string => (typeof body[key] === 'string' ? (body[key] as string) : '');
       const next = safeNext(body.next, options);
+      const limited = refuseIfLimited(options.loginLimit, request, options.logger);
+      if (limited !== undefined) {
+        void reply.header('retry-after', String(limited));
+        return html(reply, 429, loginForm(next, { user: text('user'), error: `Too many failed logins from this address: try again in ${limited} s.`, basic }));
+      }
       const result = checkLogin(options.admin, text('user'), text('password'));
       if (!result.ok) {
-        options.logger.warn({ ip: request.ip, url: request.url }, 'admin authentication failed');
+        recordFailedLogin(options.loginLimit, request, options.logger);
         return html(reply, 401, loginForm(next, { user: text('user'), error: 'Wrong token or password.', basic }));
       }
       void reply.header('set-cookie', cookie(request, createSession(options.admin, result.user, Date.now())));

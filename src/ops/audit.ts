@@ -1,6 +1,7 @@
 /**
  * The audit trail of admin actions: one log line `{audit: true, user, action, ...}` per resync request
- * and per dashboard mutation (retry, clean, add, pause, ...), with secrets masked.
+ * and per dashboard mutation (retry, clean, add, pause, ...), and per failed login (`admin:login:failed`,
+ * `admin:login:limited`: login-limit.ts), with secrets masked.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
@@ -14,9 +15,9 @@ export interface AuditEntry {
   [detail: string]: unknown;
 }
 
-/** Writes one audit line. */
-export function audit(logger: Logger, entry: AuditEntry): void {
-  logger.info({ audit: true, ...maskSecrets(entry) }, `audit: ${entry.action}`);
+/** Writes one audit line (`warn` for a refused login, info otherwise). */
+export function audit(logger: Logger, entry: AuditEntry, level: 'info' | 'warn' = 'info'): void {
+  logger[level]({ audit: true, ...maskSecrets(entry) }, `audit: ${entry.action}`);
 }
 
 /**

@@ -17,6 +17,7 @@ import { registerAdminLogin } from './admin-login.js';
 import type { Readiness } from './health.js';
 import { type InventoryRoutesOptions, registerInventoryRoutes } from './inventory-routes.js';
 import { registerLazyDashboard } from './lazy-dashboard.js';
+import { LoginLimit } from './login-limit.js';
 import { logFailedRequests } from './request-errors.js';
 import { registerResyncRoutes } from './resync-routes.js';
 
@@ -69,12 +70,14 @@ export async function buildHttpServer(options: HttpServerOptions): Promise<Fasti
 
   app.get('/', async (_request, reply) => reply.redirect(DASHBOARD_PATH));
 
+  // One count of failed logins per server: the login page's and the Authorization header's.
+  const loginLimit = new LoginLimit();
   if (adminEnabled(options.config.admin)) {
-    await registerAdminLogin(app, { admin: options.config.admin, logger, home: DASHBOARD_PATH, cookiePath: ADMIN_PREFIX });
+    await registerAdminLogin(app, { admin: options.config.admin, logger, home: DASHBOARD_PATH, cookiePath: ADMIN_PREFIX, loginLimit });
   }
   await app.register(
     async (admin) => {
-      admin.addHook('onRequest', adminAuthHook(options.config.admin, logger));
+      admin.addHook('onRequest', adminAuthHook(options.config.admin, logger, loginLimit));
       registerResyncRoutes(admin, {
         logger,
         enqueue: (data) => options.control.enqueue(data),

@@ -91,7 +91,7 @@ describe('admin login page with only admin.token', () => {
     expect(answer.headers['set-cookie']).toBeUndefined();
     expect(answer.body).toContain('Wrong token or password.');
     expect(answer.body).toContain('value="/admin/queues"');
-    expect(logs.lines()).toContainEqual(expect.objectContaining({ msg: 'admin authentication failed', url: '/admin/login' }));
+    expect(logs.lines()).toContainEqual(expect.objectContaining({ audit: true, msg: 'audit: admin:login:failed', url: '/admin/login' }));
     expect(logs.text()).not.toContain(TOKEN);
   });
 

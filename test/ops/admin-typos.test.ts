@@ -30,7 +30,9 @@ beforeAll(async () => {
         return { sku } as unknown as SkuExplanation;
       },
       markProcessed: async () => [],
-      confirmVanished: async (source) => ({ source, confirmed: 0, sample: [] }),
+      heldPage: async (source) => ({ source, action: 'zero', held: 0, since: null, skus: [], next: null }),
+      confirmVanished: async (source) => ({ source, action: 'zero', confirmed: 0, sample: [] }),
+      keepVanished: async (source) => ({ source, action: 'keep', confirmed: 0, sample: [] }),
       defaultSiteId: 1,
     },
   });

@@ -6,6 +6,6 @@ export { markSalesProcessed, type ProcessedOutcome } from './listing/index.js';
 export { pollSource } from './producer.js';
 export { type ReconcileOptions, reconcileWith, runReconcile } from './reconcile/index.js';
 export { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
-export { type ConfirmReport,confirmVanished } from './snapshot/index.js';
+export { type ConfirmReport, confirmVanished, type HeldPage, heldPage, type HeldPageOptions, keepVanished } from './snapshot/index.js';
 export type * from './types.js';
 export { createInventoryWorker } from './worker.js';

@@ -58,6 +58,15 @@ export function targetParts(key: string): Target {
   return out;
 }
 
+/**
+ * A bound above every target key of `code` and below the keys of the Codes sorted after it (in Redis's
+ * byte order, ZRANGEBYLEX): the Code, then `\u001e` or `\u001f` and digits, all below `\u001f:` (a Code
+ * holding a control character below `\u001e`, which no ERP gives, could sort in between).
+ */
+export function pastTargetsOf(code: string): string {
+  return `${code}${SITE}:`;
+}
+
 /** The Code of a target key (the key itself for the default target). */
 export function codeOf(key: string): string {
   return targetParts(key).code;

@@ -14,7 +14,7 @@ import { buildHttpServer } from '../../../src/ops/http-server.js';
 import { QUEUE_NAMES } from '../../../src/queue/connection.js';
 import type { FlowDeps } from '../../../src/sync/flow.js';
 import { enqueueSkus } from '../../../src/sync/inventory/enqueue.js';
-import { confirmVanished, explainSku, type InventoryFlow, markSalesProcessed, type SkuExplanation, startInventoryFlow } from '../../../src/sync/inventory/index.js';
+import { confirmVanished, explainSku, heldPage, type InventoryFlow, keepVanished, markSalesProcessed, type SkuExplanation, startInventoryFlow } from '../../../src/sync/inventory/index.js';
 import { openInventoryRuntime } from '../../../src/sync/inventory/runtime.js';
 import { waitFor } from '../../../src/wait-for.js';
 import { cli } from '../../helpers/cli.js';
@@ -146,7 +146,9 @@ describe('inventory explain', () => {
       inventory: {
         explain: (sku, options) => explainSku(deps, sku, options),
         markProcessed: (request) => markSalesProcessed(deps, request),
+        heldPage: (source, options) => heldPage(deps, source, options),
         confirmVanished: (source) => confirmVanished(deps, source),
+        keepVanished: (source) => keepVanished(deps, source),
         defaultSiteId: 1,
       },
     });

@@ -5,18 +5,22 @@
  */
 import { randomUUID } from 'node:crypto';
 
+import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 
 import { mergeDeep } from '../../../src/config/load.js';
 import { type Config, configSchema } from '../../../src/config/schema.js';
 import { describeUnknownKey, findUnknownKeys } from '../../../src/config/unknown-keys.js';
-import { silentLogger } from '../../../src/log.js';
+import { type Logger, silentLogger } from '../../../src/log.js';
 import { Metrics } from '../../../src/metrics.js';
-import { createRedis } from '../../../src/queue/connection.js';
+import { Readiness } from '../../../src/ops/health.js';
+import { buildHttpServer } from '../../../src/ops/http-server.js';
+import { createRedis, QUEUE_NAMES } from '../../../src/queue/connection.js';
 import { type ItemInput, type Simulator, type SimulatorOptions, startSimulator } from '../../../src/simulator/index.js';
 import { StoreClient } from '../../../src/store/client.js';
 import type { FlowDeps } from '../../../src/sync/flow.js';
 import { enqueueSkus } from '../../../src/sync/inventory/enqueue.js';
+import { confirmVanished, heldPage, keepVanished, markSalesProcessed } from '../../../src/sync/inventory/index.js';
 import type { InventoryRuntime } from '../../../src/sync/inventory/runtime.js';
 import type { PendingEntry } from '../../../src/sync/inventory/types.js';
 import { deleteKeys } from '../../support/redis.js';
@@ -106,4 +110,24 @@ export async function stage(
 /** The accepted writes of one SKU. */
 export function writesOf(sim: Simulator, sku: string) {
   return sim.writes.filter((write) => write.code === sku);
+}
+
+/** The HTTP server's routes over `d` (whose config names the admin credentials), the inventory ones but explain wired as the daemon wires them. */
+export function inventoryAdmin(d: FlowDeps, logger: Logger): Promise<FastifyInstance> {
+  return buildHttpServer({
+    config: d.config,
+    logger,
+    metrics: d.metrics,
+    readiness: new Readiness({ redis: { ping: async () => 'PONG' }, store: d.store }),
+    queues: [],
+    control: { queueName: QUEUE_NAMES.control, enqueue: async () => 'unused' },
+    inventory: {
+      explain: () => Promise.reject(new Error('unused')),
+      markProcessed: (request) => markSalesProcessed(d, request),
+      heldPage: (name, options) => heldPage(d, name, options),
+      confirmVanished: (name) => confirmVanished(d, name),
+      keepVanished: (name) => keepVanished(d, name),
+      defaultSiteId: 1,
+    },
+  });
 }

@@ -94,7 +94,9 @@ export async function diffOnce(deps: FlowDeps, name: string): Promise<DiffReport
 
 /**
  * Keeps `storesync_vanished_held` true to Redis before each scrape: a confirm from the CLI (another
- * process) or another instance's diff changes the held set too. Returns the function that stops it.
+ * process) or another instance's diff changes the held set too. Takes into `storesync_vanished_total`
+ * the SKUs a person confirmed or kept since, in this process or another (the CLI's): each count is taken
+ * by one scrape of one process. Returns the function that stops it.
  */
 export function collectHeld(rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>): () => void {
   const names = [...sources.keys()].filter((name) => sourceConfig(rt, name).diff !== undefined);
@@ -102,5 +104,6 @@ export function collectHeld(rt: InventoryRuntime, sources: ReadonlyMap<string, P
   const diffState = new DiffState(rt.redis, rt.config.redis.prefix);
   return rt.metrics.addCollector(async () => {
     for (const name of names) rt.metrics.vanishedHeld.set({ source: name }, await diffState.heldCount(name));
+    for (const { source, reason, count } of await diffState.takeConfirmedCounts()) rt.metrics.vanished.inc({ source, reason }, count);
   });
 }

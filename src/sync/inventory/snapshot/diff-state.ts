@@ -1,8 +1,13 @@
 /**
  * What the snapshot diff keeps in Redis, per source (every key holds ERP codes and hashes, never secrets):
  * - `inv:fp:{source}`        target key → fingerprint of the mapped values in the last complete snapshot;
- * - `inv:held:{source}`      target key → JSON HeldEntry: vanished SKUs the mass guard holds for a person;
- * - `inv:vanished:{source}`  target key → JSON VanishedEntry: SKUs gone from the source (`inventory explain`).
+ * - `inv:held:{source}`      a sorted set of target keys, all of score 0 so that they read in Code order
+ *                            (ZRANGEBYLEX), page by page: vanished SKUs the mass guard holds for a person;
+ *                            `inv:held-at:{source}` is when the diff that held them ran (ms). Releases
+ *                            before 0.x kept a hash (target key → `{"at": ms}`): it is moved at first use;
+ * - `inv:vanished:{source}`  target key → JSON VanishedEntry: SKUs gone from the source (`inventory explain`);
+ * - `inv:vanished-counts`    JSON `[source, reason]` → SKUs vanished by a person's confirm (or keep), any
+ *                            process: the daemon's `storesync_vanished_total` takes them at its next scrape.
  * A fingerprint is 11 characters (66 bits of SHA-1): a hash field of a short Code and one of these is
  * about 70 bytes of Redis (bench/README.md, "diff").
  */
@@ -12,9 +17,37 @@ import type { Redis } from 'ioredis';
 
 import { stateKey } from '../../../queue/connection.js';
 import { execOrThrow } from '../state.js';
+import { pastTargetsOf } from '../target-key.js';
 
 /** Fields written or read per Redis command. */
 const CHUNK = 1000;
+
+/**
+ * Moves the held SKUs of a source from the layout before 0.x (KEYS[1] a hash: target key → `{"at": ms}`)
+ * to today's (a sorted set of score 0, the oldest `at` in KEYS[2]), in one step so that no reader sees
+ * half of it; KEYS[3] is scratch. Read by HSCAN, so Redis never holds the whole hash in a reply.
+ */
+const UPGRADE_HELD = `
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return 0 end
+redis.call('DEL', KEYS[3])
+local cursor, oldest, n = '0', nil, 0
+repeat
+  local page = redis.call('HSCAN', KEYS[1], cursor, 'COUNT', 500)
+  cursor = page[1]
+  local args = {}
+  for i = 1, #page[2], 2 do
+    args[#args + 1] = 0
+    args[#args + 1] = page[2][i]
+    local at = tonumber(cjson.decode(page[2][i + 1]).at)
+    if at and (oldest == nil or at < oldest) then oldest = at end
+  end
+  if #args > 0 then n = n + redis.call('ZADD', KEYS[3], unpack(args)) end
+until cursor == '0'
+redis.call('DEL', KEYS[1])
+if n > 0 then redis.call('RENAME', KEYS[3], KEYS[1]) end
+if oldest then redis.call('SET', KEYS[2], string.format('%.0f', oldest)) end
+return n
+`;
 
 /** A SKU the mass guard holds. */
 export interface HeldEntry {
@@ -52,14 +85,26 @@ export function fingerprint(fields: Record<string, unknown>): string {
 export class DiffState {
   readonly #redis: Redis;
   readonly #prefix: string;
+  /** Sources whose held SKUs are known to be in today's layout. */
+  readonly #upgraded = new Set<string>();
 
   constructor(redis: Redis, prefix: string) {
     this.#redis = redis;
     this.#prefix = prefix;
   }
 
-  #key(kind: 'fp' | 'held' | 'vanished', source: string): string {
+  #key(kind: 'fp' | 'held' | 'held-at' | 'held-upgrade' | 'vanished', source: string): string {
     return stateKey(this.#prefix, 'inv', kind, source);
+  }
+
+  /** The held set's key, once a hash left by an earlier release is moved to today's layout. */
+  async #heldKey(source: string): Promise<string> {
+    const key = this.#key('held', source);
+    if (!this.#upgraded.has(source)) {
+      await this.#redis.eval(UPGRADE_HELD, 3, key, this.#key('held-at', source), this.#key('held-upgrade', source));
+      this.#upgraded.add(source);
+    }
+    return key;
   }
 
   /** Every fingerprint of the source's last complete snapshot (read by HSCAN, in slices). */
@@ -102,28 +147,52 @@ export class DiffState {
     return this.#redis.hlen(this.#key('fp', source));
   }
 
-  /** The SKUs the mass guard holds for `source`. */
-  async held(source: string): Promise<Map<string, HeldEntry>> {
-    return parsed<HeldEntry>(await this.#redis.hgetall(this.#key('held', source)));
+  /** Up to `count` target keys the mass guard holds for `source`, in byte order, from after `after` (a key, or a bound). */
+  async heldPage(source: string, count: number, after?: string): Promise<string[]> {
+    return this.#redis.zrangebylex(await this.#heldKey(source), after === undefined ? '-' : `(${after}`, '+', 'LIMIT', 0, count);
+  }
+
+  /** When the diff that holds the SKUs of `source` ran (ms), or null when none is held. */
+  async heldSince(source: string): Promise<number | null> {
+    const key = await this.#heldKey(source);
+    const [count, at] = await Promise.all([this.#redis.zcard(key), this.#redis.get(this.#key('held-at', source))]);
+    return count === 0 || at === null ? null : Number(at);
   }
 
   /** How many SKUs the mass guard holds for `source`. */
   async heldCount(source: string): Promise<number> {
-    return this.#redis.hlen(this.#key('held', source));
+    return this.#redis.zcard(await this.#heldKey(source));
   }
 
   /** Replaces the held SKUs of `source` (none: the guard holds nothing now). */
   async replaceHeld(source: string, keys: readonly string[], entry: HeldEntry): Promise<void> {
-    const key = this.#key('held', source);
-    const raw = JSON.stringify(entry);
+    const key = await this.#heldKey(source);
     const multi = this.#redis.multi().del(key);
-    for (let start = 0; start < keys.length; start += CHUNK) multi.hset(key, ...keys.slice(start, start + CHUNK).flatMap((k) => [k, raw]));
+    for (let start = 0; start < keys.length; start += CHUNK) multi.zadd(key, ...keys.slice(start, start + CHUNK).flatMap((k) => [0, k]));
+    if (keys.length > 0) multi.set(this.#key('held-at', source), String(entry.at));
+    else multi.del(this.#key('held-at', source));
     await execOrThrow(multi);
   }
 
-  /** Removes SKUs from the held ones (their action was applied). */
+  /** Removes SKUs from the held ones (their action was applied, or they were kept). */
   async releaseHeld(source: string, keys: readonly string[]): Promise<void> {
-    for (let start = 0; start < keys.length; start += CHUNK) await this.#redis.hdel(this.#key('held', source), ...keys.slice(start, start + CHUNK));
+    const key = await this.#heldKey(source);
+    for (let start = 0; start < keys.length; start += CHUNK) await this.#redis.zrem(key, ...keys.slice(start, start + CHUNK));
+  }
+
+  /** Adds `count` SKUs vanished by a person's confirm (or keep) of `source` to what the daemon's counter takes. */
+  async countConfirmed(source: string, reason: VanishedEntry['reason'], count: number): Promise<void> {
+    if (count > 0) await this.#redis.hincrby(stateKey(this.#prefix, 'inv', 'vanished-counts'), JSON.stringify([source, reason]), count);
+  }
+
+  /** Takes (and removes) the counts `countConfirmed` added, from whichever process: each is taken once. */
+  async takeConfirmedCounts(): Promise<Array<{ source: string; reason: VanishedEntry['reason']; count: number }>> {
+    const key = stateKey(this.#prefix, 'inv', 'vanished-counts');
+    const [counts] = (await execOrThrow(this.#redis.multi().hgetall(key).del(key))) as [Record<string, string>, number];
+    return Object.entries(counts).map(([field, count]) => {
+      const [source, reason] = JSON.parse(field) as [string, VanishedEntry['reason']];
+      return { source, reason, count: Number(count) };
+    });
   }
 
   /** Records SKUs as vanished from `source`. */
@@ -173,22 +242,18 @@ export class DiffState {
   /** Every vanished and held entry of `source` whose key is `code` or `code` on a site (`inventory explain`). */
   async entriesOf(source: string, code: string): Promise<{ vanished: Array<[string, VanishedEntry]>; held: Array<[string, HeldEntry]> }> {
     const matches = (key: string): boolean => key === code || key.startsWith(`${code}\u001f`);
-    const scan = async <T>(kind: 'held' | 'vanished'): Promise<Array<[string, T]>> => {
-      const out: Array<[string, T]> = [];
-      let cursor = '0';
-      do {
-        const [next, flat] = await this.#redis.hscan(this.#key(kind, source), cursor, 'MATCH', `${globEscape(code)}*`, 'COUNT', CHUNK);
-        for (let i = 0; i + 1 < flat.length; i += 2) if (matches(flat[i]!)) out.push([flat[i]!, JSON.parse(flat[i + 1]!) as T]);
-        cursor = next;
-      } while (cursor !== '0');
-      return out;
-    };
-    return { vanished: await scan<VanishedEntry>('vanished'), held: await scan<HeldEntry>('held') };
+    const vanished: Array<[string, VanishedEntry]> = [];
+    let cursor = '0';
+    do {
+      const [next, flat] = await this.#redis.hscan(this.#key('vanished', source), cursor, 'MATCH', `${globEscape(code)}*`, 'COUNT', CHUNK);
+      for (let i = 0; i + 1 < flat.length; i += 2) if (matches(flat[i]!)) vanished.push([flat[i]!, JSON.parse(flat[i + 1]!) as VanishedEntry]);
+      cursor = next;
+    } while (cursor !== '0');
+    const keys = await this.#redis.zrangebylex(await this.#heldKey(source), `[${code}`, `(${pastTargetsOf(code)}`);
+    const at = await this.heldSince(source);
+    const held = keys.filter(matches).map((key): [string, HeldEntry] => [key, { at: at ?? 0 }]);
+    return { vanished, held };
   }
-}
-
-function parsed<T>(hash: Record<string, string>): Map<string, T> {
-  return new Map(Object.entries(hash).map(([key, raw]) => [key, JSON.parse(raw) as T]));
 }
 
 /** `code` with the characters HSCAN's MATCH treats as a pattern escaped. */

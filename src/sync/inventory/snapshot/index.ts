@@ -10,4 +10,4 @@ export { DiffState, globEscape } from './diff-state.js';
 export { ErpSnapshot, refusedRows } from './erp-snapshot.js';
 export { exceedsMassGuard } from './mass-guard.js';
 export { snapshotEntries, targetRows } from './snapshot-entries.js';
-export { type ConfirmReport, confirmVanished, heldOf } from './vanished.js';
+export { type ConfirmReport, confirmVanished, eachHeld, type HeldPage, heldPage, type HeldPageOptions, keepVanished } from './vanished.js';

@@ -83,7 +83,7 @@ export async function diffSource(rt: InventoryRuntime, source: ChangeSource, opt
     rt.logger.error(
       { source: source.name, held: gone.length, previous, maxFraction, sample: gone.slice(0, 10).map((key) => targetLabel(key)) },
       `snapshot diff of ${source.name}: ${gone.length} of ${previous} SKUs vanished at once (more than ${maxFraction * 100}%): none is ${action === 'zero' ? 'zeroed' : 'unpublished'}; ` +
-        `check the source, then \`storesync inventory vanished --source ${source.name} --confirm\` applies it`,
+        `check the source, then \`storesync inventory vanished --source ${source.name}\` lists them, \`--confirm\` applies it and \`--keep\` writes nothing`,
     );
   } else {
     await diffState.replaceHeld(source.name, [], { at });

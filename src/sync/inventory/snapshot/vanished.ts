@@ -4,6 +4,10 @@
  * queued like any change (`zero`: Stock 0; `unpublish`: also Published false; `keep`: nothing is
  * written), the SKU is recorded as vanished (`inventory explain`) and its fingerprint removed, so that
  * it flows as new when it comes back.
+ *
+ * What the mass guard holds is a person's to review: listed in Code order page by page (`heldPage`,
+ * `eachHeld`), then confirmed (the source's action applied) or kept (recorded as vanished, nothing
+ * written: the store keeps the values it had, and a SKU the ERP has again later flows as new).
  */
 import { vanishedOptions } from '../../../config/diff-options.js';
 import type { Cursor } from '../../../erp/types.js';
@@ -11,7 +15,7 @@ import { ConfigError } from '../../../errors.js';
 import type { FlowDeps } from '../../flow.js';
 import { enqueueSkus } from '../enqueue.js';
 import { type InventoryRuntime, openInventoryRuntime } from '../runtime.js';
-import { siteIdsOf, targetLabel, targetParts } from '../target-key.js';
+import { pastTargetsOf, siteIdsOf, targetLabel, targetParts } from '../target-key.js';
 import { DiffState, type VanishedEntry } from './diff-state.js';
 import { snapshotEntries, type SnapshotRow, targetRows } from './snapshot-entries.js';
 
@@ -37,7 +41,7 @@ function vanishRow(source: string, { key, cursor }: Vanishing, action: VanishedA
 export interface VanishOptions {
   action: VanishedAction;
   reason: VanishedEntry['reason'];
-  /** A person confirmed what the mass guard held. */
+  /** A person confirmed (or kept) what the mass guard held: `confirmHeld` counts and logs them. */
   confirmed?: boolean;
 }
 
@@ -68,15 +72,22 @@ export async function vanish(rt: InventoryRuntime, diffState: DiffState, source:
     ]),
   );
   await diffState.writeFingerprints(source, new Map(), items.map(({ key }) => key));
+  // A person's confirm is counted and logged once by `confirmHeld`, whichever process runs it.
+  if (options.confirmed) return queued;
   rt.metrics.vanished.inc({ source, reason: options.reason }, items.length);
   const sample = items.slice(0, 10).map(({ key }) => targetLabel(key));
   rt.logger.warn({ source, skus: items.length, action: options.action, reason: options.reason, sample }, `${items.length} SKU(s) vanished from source ${source} (${options.reason}): ${options.action}`);
   return queued;
 }
 
+/** Held target keys read per Redis call and vanished per round. */
+const CHUNK = 1000;
+
 /** What `confirmHeld` did. */
 export interface ConfirmReport {
   source: string;
+  /** What was applied: the source's `vanished.action`, or `keep` when a person kept them. */
+  action: VanishedAction;
   /** SKUs whose action was applied. */
   confirmed: number;
   /** The first of them. */
@@ -84,30 +95,54 @@ export interface ConfirmReport {
 }
 
 /**
- * Applies the action to the SKUs the mass guard holds for `source` (`storesync inventory vanished
- * --confirm`, `POST /admin/inventory/vanished/confirm`). A held SKU that came back since is no longer
- * held (each diff replaces the held set), so nothing is written for it.
+ * Applies `action` to the SKUs the mass guard holds for `source`, a chunk at a time in Code order:
+ * the source's action (`storesync inventory vanished --confirm`, `POST /admin/inventory/vanished/confirm`)
+ * or `keep` (`--keep`, `POST /admin/inventory/vanished/keep`: recorded as vanished, kept by a person,
+ * nothing written). A held SKU that came back since is no longer held (each diff replaces the held
+ * set), so nothing is done for it. The count goes to Redis for the daemon's `storesync_vanished_total`
+ * (this may be another process: the CLI).
  */
 export async function confirmHeld(rt: InventoryRuntime, source: string, action: VanishedAction): Promise<ConfirmReport> {
   const diffState = new DiffState(rt.redis, rt.config.redis.prefix);
-  const keys = [...(await diffState.held(source)).keys()];
-  await vanish(rt, diffState, source, keys.map((key) => ({ key })), { action, reason: 'absent', confirmed: true });
-  await diffState.releaseHeld(source, keys);
+  const sample: string[] = [];
+  let confirmed = 0;
+  let after: string | undefined;
+  for (let keys = await diffState.heldPage(source, CHUNK); keys.length > 0; keys = await diffState.heldPage(source, CHUNK, after)) {
+    await vanish(rt, diffState, source, keys.map((key) => ({ key })), { action, reason: 'absent', confirmed: true });
+    await diffState.releaseHeld(source, keys);
+    await diffState.countConfirmed(source, 'absent', keys.length);
+    confirmed += keys.length;
+    sample.push(...keys.slice(0, 20 - sample.length).map((key) => targetLabel(key, rt.config.inventory.priceLists)));
+    after = keys.at(-1);
+  }
   rt.metrics.vanishedHeld.set({ source }, await diffState.heldCount(source));
-  rt.events.emit('inventory:vanished:confirmed', { source, skus: keys.length });
-  return { source, confirmed: keys.length, sample: keys.slice(0, 20).map((key) => targetLabel(key)) };
+  if (confirmed > 0) {
+    const done = action === 'keep' ? 'kept by a person: recorded as vanished, nothing written' : `confirmed by a person: ${action}`;
+    rt.logger.warn({ source, skus: confirmed, action, reason: 'absent', sample: sample.slice(0, 10) }, `${confirmed} held SKU(s) of source ${source} ${done}`);
+  }
+  rt.events.emit('inventory:vanished:confirmed', { source, skus: confirmed });
+  return { source, action, confirmed, sample };
 }
 
-/** What the mass guard holds for a source (`storesync inventory vanished --source NAME`). */
-export interface HeldReport {
+/** What the mass guard holds for a source (`storesync inventory vanished --source NAME`), one page of it. */
+export interface HeldPage {
   source: string;
   /** What confirming would do. */
   action: VanishedAction;
+  /** How many target keys are held in all. */
   held: number;
   /** When the diff that held them ran (ISO), or null when nothing is held. */
   since: string | null;
-  /** The held SKUs, first ones. */
-  sample: string[];
+  /** The held targets of this page, in Code order (`SKU-1`, `SKU-1 (site 2)`). */
+  skus: string[];
+  /** The last Code of this page when more follow (the next page's `after`), else null. */
+  next: string | null;
+}
+
+/** Which page of the held SKUs: the Codes after `after`, at most `limit` of them (each with all its held targets). */
+export interface HeldPageOptions {
+  after?: string;
+  limit?: number;
 }
 
 /** The action of configured inventory source `source`, or a ConfigError naming the sources there are. */
@@ -120,22 +155,79 @@ function actionOf(deps: FlowDeps, source: string): VanishedAction {
   return vanishedOptions(config).action;
 }
 
-/** Lists what the mass guard holds for `source`, with its own connection. */
-export async function heldOf(deps: FlowDeps, source: string, sampleSize = 50): Promise<HeldReport> {
+/** What `eachHeld` calls: `head` once with the counts, then `page` with each chunk of held targets. */
+export interface HeldVisitor {
+  head(summary: Omit<HeldPage, 'skus' | 'next'>): void;
+  page(labels: string[]): Promise<void> | void;
+}
+
+/**
+ * Gives `visit` the held targets of `source`, a chunk at a time in Code order, from the Codes after
+ * `options.after`, stopping once `options.limit` Codes were given (no limit: all of them); memory holds one
+ * chunk, whatever the number held. Returns the summary with `next`, and `skus` empty.
+ */
+export async function eachHeld(deps: FlowDeps, source: string, options: HeldPageOptions, visit: HeldVisitor): Promise<HeldPage> {
   const action = actionOf(deps, source);
+  const lists = deps.config.inventory.priceLists;
   const redis = deps.connect();
   try {
-    const held = await new DiffState(redis, deps.config.redis.prefix).held(source);
-    const since = Math.min(...[...held.values()].map(({ at }) => at));
-    return { source, action, held: held.size, since: held.size === 0 ? null : new Date(since).toISOString(), sample: [...held.keys()].slice(0, sampleSize).map((key) => targetLabel(key)) };
+    const diffState = new DiffState(redis, deps.config.redis.prefix);
+    const [held, since] = [await diffState.heldCount(source), await diffState.heldSince(source)];
+    const head = { source, action, held, since: since === null ? null : new Date(since).toISOString() };
+    visit.head(head);
+    const summary = (next: string | null): HeldPage => ({ ...head, skus: [], next });
+    let codes = 0;
+    let last: string | undefined;
+    let after = options.after === undefined ? undefined : pastTargetsOf(options.after);
+    for (;;) {
+      const keys = await diffState.heldPage(source, CHUNK, after);
+      if (keys.length === 0) return summary(null);
+      const taken: string[] = [];
+      for (const key of keys) {
+        const { code } = targetParts(key);
+        if (code !== last) {
+          // The page is full and another Code follows: it starts the next page.
+          if (codes === options.limit) {
+            if (taken.length > 0) await visit.page(taken);
+            return summary(last ?? null);
+          }
+          codes += 1;
+          last = code;
+        }
+        taken.push(targetLabel(key, lists));
+      }
+      await visit.page(taken);
+      after = keys.at(-1);
+    }
   } finally {
     await redis.quit().catch(() => redis.disconnect());
   }
 }
 
+/** One page of what the mass guard holds for `source` (the admin route; the CLI streams with `eachHeld`). */
+export async function heldPage(deps: FlowDeps, source: string, options: HeldPageOptions): Promise<HeldPage> {
+  const skus: string[] = [];
+  const summary = await eachHeld(deps, source, options, {
+    head: () => undefined,
+    page: (labels) => {
+      skus.push(...labels);
+    },
+  });
+  return { ...summary, skus };
+}
+
 /** Confirms what the mass guard holds for `source` (applies its action), with its own runtime. */
 export async function confirmVanished(deps: FlowDeps, source: string): Promise<ConfirmReport> {
-  const action = actionOf(deps, source);
+  return resolveHeld(deps, source, actionOf(deps, source));
+}
+
+/** Keeps what the mass guard holds for `source`: recorded as vanished, nothing written; with its own runtime. */
+export async function keepVanished(deps: FlowDeps, source: string): Promise<ConfirmReport> {
+  actionOf(deps, source);
+  return resolveHeld(deps, source, 'keep');
+}
+
+async function resolveHeld(deps: FlowDeps, source: string, action: VanishedAction): Promise<ConfirmReport> {
   const rt = openInventoryRuntime(deps);
   try {
     return await confirmHeld(rt, source, action);
