@@ -37,7 +37,6 @@ export interface ObserveReport {
   released: number;
 }
 
-
 /** What `check` did. */
 export interface CheckReport {
   rebuilt: number;
