@@ -14,6 +14,7 @@ import { StoreRejects } from '../store-rejects.js';
 import { openInventoryQueue } from './enqueue.js';
 import { openReservationStore, type ReservationStore } from './listing/index.js';
 import { InventoryState } from './state.js';
+import { homeSiteOf } from './target-key.js';
 import type { InventoryEvents, InventoryJobData } from './types.js';
 
 /** The shared handles of one inventory flow or reconcile run. */
@@ -62,7 +63,7 @@ export function openInventoryRuntime(deps: FlowDeps, options: RuntimeOptions = {
   });
   return {
     ...base,
-    state: new InventoryState(redis, prefix),
+    state: new InventoryState(redis, prefix, homeSiteOf(deps.config)),
     reservations: openReservationStore(redis, deps.config),
     queue,
     rejects,

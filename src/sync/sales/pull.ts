@@ -8,7 +8,10 @@
  * by a store clock running ahead, is always inside it.
  *
  * With `inventory.sites` a pull reads each site in turn, with its own watermark (pull-sites.ts says
- * which sites, and what a failing one does); a sale is keyed by the site it was read from.
+ * which sites, and what a failing one does); a sale is keyed by the site it was read from. Each site's
+ * sales are reserved as it is read, and the Codes whose reservations changed are queued once, after the
+ * last site: a figure written in between would ignore the sales of the sites not read yet, and overwrite
+ * the decrement the store made for them.
  */
 import { storeInstant } from '../../erp/sinks/sale-rows.js';
 import { formatQueryDate } from '../../store/dates.js';
@@ -94,7 +97,13 @@ async function* salesToPull(
 export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Promise<PullReport> {
   const startedAt = rt.now();
   const sites = pullSites(rt.config);
-  const report = await pullEachSite(sites, (siteId) => pullSite(rt, options, { siteId, perSite: sites.perSite, startedAt }), rt.logger);
+  let report: PullReport;
+  try {
+    report = await pullEachSite(sites, (siteId) => pullSite(rt, options, { siteId, perSite: sites.perSite, startedAt }), rt.logger);
+  } finally {
+    // Once every site was read (or tried: a failed site's sales wait for the next pull, as before).
+    if (options.dryRun !== true) await rt.reservations?.requeue();
+  }
   if (!report.dryRun) rt.metrics.markSuccess('sales');
   // The activity log writes the line of a pull that queued something (sales:pull:done).
   rt.logger.debug({ ...report, sales: undefined }, report.dryRun ? 'sales pull (dry run)' : 'sales pulled');
@@ -202,7 +211,8 @@ async function pullSite(rt: SalesRuntime, options: PullOptions, { siteId, perSit
   }
 
   // Reserved before any job is queued: a crash from here on loses no reservation.
-  if (reserving && rt.reservations) await rt.reservations.observe(observed);
+  // Their Codes are queued once every site was read (runPull).
+  if (reserving && rt.reservations) await rt.reservations.record(observed);
   const states = await rt.state.getMany(candidates.map((c) => c.key));
   const pending: Array<SaleKey & { since: number }> = [];
   for (const [index, candidate] of candidates.entries()) {

@@ -6,7 +6,11 @@
  * - `check`, on `inventory.reservations.schedule`: rebuilds a missing reservation set, books what the
  *   sink reports processed (SQL: `erp_processed_at`), releases after `releaseAfterMinutes`, and
  *   refreshes the gauges.
- * Every change queues the SKUs it touched, so their published stock is recomputed.
+ * Every change queues the SKUs it touched, so their published stock is recomputed. The pull's changes
+ * wait until every site of the pull was read (`record`, then `requeue` once): a figure computed after
+ * site 1's sales were read but before site 2's would ignore site 2's own sale, and overwrite the
+ * decrement the store made for it. Meanwhile their Codes wait in Redis (`inv:resrequeue:{priority}`),
+ * so a pull killed between two sites leaves them to the next pull's `requeue`.
  */
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -15,6 +19,7 @@ import type { Config } from '../../../config/schema.js';
 import type { SalesSink } from '../../../erp/sinks/index.js';
 import type { Logger } from '../../../log.js';
 import type { Metrics } from '../../../metrics.js';
+import { stateKey } from '../../../queue/connection.js';
 import type { StoreClient } from '../../../store/client.js';
 import type { Sale } from '../../../store/schemas/index.js';
 import type { FlowDeps } from '../../flow.js';
@@ -100,8 +105,18 @@ export class ReservationSync {
     await enqueueSkus(this.#queue, codes.flatMap((code) => stockTargets(code, sites)), { priority });
   }
 
-  /** Reserves the lines of sales in a reserving status, releases those cancelled or rejected. */
+  /** Reserves the lines of sales in a reserving status, releases those cancelled or rejected, and queues their Codes. */
   async observe(sales: ReadonlyArray<{ siteId: number; sale: Sale; since: number }>): Promise<ObserveReport> {
+    const report = await this.record(sales);
+    await this.requeue();
+    return report;
+  }
+
+  /**
+   * What `observe` does without queueing: the Codes whose reservations changed wait in Redis for
+   * `requeue`, once the pull has read every site.
+   */
+  async record(sales: ReadonlyArray<{ siteId: number; sale: Sale; since: number }>): Promise<ObserveReport> {
     const { statuses } = this.#deps.config.inventory.reservations;
     const toReserve: SaleLines[] = [];
     const toRelease: ReservedSaleKey[] = [];
@@ -115,9 +130,29 @@ export class ReservationSync {
       }
     }
     const reserved = await this.store.reserve(toReserve);
-    await this.#enqueue(reserved, PRIORITY.decrease);
-    const released = await this.#release(toRelease, 'cancelled or rejected on the store');
-    return { reserved: reserved.length, released };
+    if (reserved.length > 0) await this.#deps.redis.sadd(this.#requeueKey('decrease'), ...reserved);
+    const released = await this.#releaseOnly(toRelease, 'cancelled or rejected on the store');
+    if (released.length > 0) await this.#deps.redis.sadd(this.#requeueKey('increase'), ...released);
+    return { reserved: reserved.length, released: released.length === 0 ? 0 : toRelease.length };
+  }
+
+  /**
+   * Queues every site's target of the Codes `record` left waiting, once each: a Code reserved anywhere
+   * first (its figures fall), one only released after.
+   */
+  async requeue(): Promise<void> {
+    const decrease = await this.#deps.redis.smembers(this.#requeueKey('decrease'));
+    const falling = new Set(decrease);
+    const increase = (await this.#deps.redis.smembers(this.#requeueKey('increase'))).filter((code) => !falling.has(code));
+    await this.#enqueue(decrease, PRIORITY.decrease);
+    await this.#enqueue(increase, PRIORITY.increase);
+    // Only what was read: a Code another pull recorded meanwhile stays for its own requeue.
+    if (decrease.length > 0) await this.#deps.redis.srem(this.#requeueKey('decrease'), ...decrease);
+    if (increase.length > 0) await this.#deps.redis.srem(this.#requeueKey('increase'), ...increase);
+  }
+
+  #requeueKey(priority: 'decrease' | 'increase'): string {
+    return stateKey(this.#deps.config.redis.prefix, 'inv', 'resrequeue', priority);
   }
 
   /** Books sales the ERP has processed at `bookedAt` (default: now); returns the SKUs whose figures follow. */
@@ -202,11 +237,17 @@ export class ReservationSync {
   }
 
   async #release(keys: readonly ReservedSaleKey[], reason: string): Promise<number> {
-    if (keys.length === 0) return 0;
-    const skus = await this.store.release(keys, reason, this.#deps.now());
+    const skus = await this.#releaseOnly(keys, reason);
     await this.#enqueue(skus, PRIORITY.increase);
-    if (skus.length > 0) this.#deps.logger.info({ sales: keys.length, skus: skus.length, reason }, 'reservations released');
     return skus.length === 0 ? 0 : keys.length;
+  }
+
+  /** Releases, without queueing; returns the SKUs whose reservations changed. */
+  async #releaseOnly(keys: readonly ReservedSaleKey[], reason: string): Promise<string[]> {
+    if (keys.length === 0) return [];
+    const skus = await this.store.release(keys, reason, this.#deps.now());
+    if (skus.length > 0) this.#deps.logger.info({ sales: keys.length, skus: skus.length, reason }, 'reservations released');
+    return skus;
   }
 
   async #readSales(keys: readonly ReservedSaleKey[]): Promise<Array<{ siteId: number; sale: Sale; since: number }>> {
