@@ -29,7 +29,7 @@ import { newestEntry, placementOf, planStock, SAFETY_FIELD } from './listing/ind
 import type { InventoryRuntime } from './runtime.js';
 import { globEscape } from './snapshot/index.js';
 import type { SkuState } from './state.js';
-import { keyOf, siteIdsOf, targetParts } from './target-key.js';
+import { homeSiteOf, homeTargetOf, keyOf, siteIdsOf, targetParts } from './target-key.js';
 import { changedSettings, figuresChanged, roundingChanged, SettingsRecord, settingsSites, type TargetSettings, targetSettings } from './target-settings.js';
 import { type InventoryJobData, jobSkus, type PendingEntry, type ReevaluateReport } from './types.js';
 
@@ -77,15 +77,18 @@ async function queueChangedTargets(rt: InventoryRuntime, before: TargetSettings,
   const base = `${stateKey(rt.config.redis.prefix, 'inv', 'erp')}:`;
   const sites = siteIdsOf(rt.config.inventory);
   const oldSites = settingsSites(before);
-  const added = sites.filter((siteId) => !oldSites.includes(siteId));
-  // The targets a new site's stock is copied from: a site listed before, or the default target.
+  // The home site (store.siteId listed) keeps the bare-Code keys: listed for the first time, it is no new
+  // site but the copy those keys wrote all along, re-evaluated like any other.
+  const home = homeSiteOf(rt.config);
+  const added = sites.filter((siteId) => !oldSites.includes(siteId) && !(siteId === home && oldSites.length === 0));
+  // The targets a new site's stock is copied from (by their keys in Redis): a site listed before, or the default target.
   const donor = (key: string): boolean => holdsStock(key) && targetParts(key).siteId === oldSites[0];
   for (const server of scanned(rt.redis)) {
     let cursor = '0';
     do {
       const [next, keys] = await server.scan(cursor, 'MATCH', `${globEscape(base)}*`, 'COUNT', CHUNK);
       cursor = next;
-      await queueChunk(rt, keys.map((key) => key.slice(base.length)), { sites, added, donor }, report);
+      await queueChunk(rt, keys.map((key) => key.slice(base.length)), { sites, added, donor, home }, report);
       await renew();
     } while (cursor !== '0' && !signal?.aborted);
   }
@@ -103,12 +106,14 @@ function scanned(redis: Redis): Redis[] {
 /** One chunk of the walk: the stock targets whose figure changed, and new sites' targets from their donors. */
 async function queueChunk(
   rt: InventoryRuntime,
-  targets: readonly string[],
-  { sites, added, donor }: { sites: readonly number[]; added: readonly number[]; donor: (key: string) => boolean },
+  keys: readonly string[],
+  { sites, added, donor, home }: { sites: readonly number[]; added: readonly number[]; donor: (key: string) => boolean; home: number | undefined },
   report: ReevaluateReport,
 ): Promise<void> {
-  const states = await rt.state.readMany(targets);
-  report.targets += targets.length;
+  // A key in Redis is a target's, but the home site's targets are kept under the bare Codes.
+  const stored = new Map(keys.map((key) => [homeTargetOf(key, home), key]));
+  const states = await rt.state.readMany([...stored.keys()]);
+  report.targets += keys.length;
   const merges: Array<{ sku: string; entries: Record<string, PendingEntry> }> = [];
   const priorities = new Map<string, number>();
   for (const [key, state] of states) {
@@ -121,7 +126,7 @@ async function queueChunk(
   }
   if (added.length > 0) {
     for (const [key, state] of states) {
-      if (!donor(key)) continue;
+      if (!donor(stored.get(key) ?? key)) continue;
       const entries = stockEntries(state);
       if (Object.keys(entries).length === 0) continue;
       for (const siteId of added) {
