@@ -7,6 +7,7 @@ import { z } from 'zod';
 
 import { checkDiffSources, snapshotDiffOptions } from './diff-options.js';
 import { stockRounding, timeZone } from './erp-source-options.js';
+import { salesKitsOption } from './kit-sale-options.js';
 import { priceListsOption } from './price-list-options.js';
 import { redisSchema } from './redis-options.js';
 import { allocationOption, checkSites, sitesOption } from './site-options.js';
@@ -339,6 +340,7 @@ export const configSchema = z.object({
           observations: z.string().default('ERP order {erpRef}'),
         })
         .prefault({}),
+      kits: salesKitsOption,
     })
     .prefault({}),
   fulfillment: z
