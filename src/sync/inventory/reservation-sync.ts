@@ -19,7 +19,7 @@ import type { StoreClient } from '../../store/client.js';
 import type { Sale } from '../../store/schemas/index.js';
 import type { FlowDeps } from '../flow.js';
 import { enqueueSkus, PRIORITY } from './enqueue.js';
-import { type KitExploder, reservedLines, type SoldLine, soldLines } from './kit-sale-lines.js';
+import { type KitExploder, reservedLines, type SoldLine, soldLines } from './listing/kits/sale-lines.js';
 import type { ReservationStore, ReservedSaleKey, SaleLines } from './reservations.js';
 import { openInventoryQueue, openReservationStore } from './runtime.js';
 import { siteIdsOf, stockTargets } from './target-key.js';
@@ -62,7 +62,7 @@ export interface ReservationSyncDeps {
 }
 
 /** Without `inventory.kits` no code is a kit. */
-const NO_KITS: KitExploder = { explode: () => Promise.resolve(undefined) };
+const NO_KITS: KitExploder = { explodeMany: () => Promise.resolve(new Map()) };
 
 /** Sales the sales flow knows are not done (its pending set), read again from the store on a rebuild. */
 export type PendingSales = () => Promise<ReservedSaleKey[]>;
@@ -198,7 +198,7 @@ export class ReservationSync {
     await this.#queue?.close();
   }
 
-  /** A sale's units per code, a kit line as its components (kit-sale-lines.ts). */
+  /** A sale's units per code, a kit line as its components (listing/kits/sale-lines.ts). */
   async #reservedLines(sold: readonly SoldLine[], sale: ReservedSaleKey): Promise<Map<string, number>> {
     const { lines, unresolved } = await reservedLines(sold, this.#deps.kits ?? NO_KITS);
     // Without kits configured, IsCombo lines reserve their own code as they always did: nothing to say.

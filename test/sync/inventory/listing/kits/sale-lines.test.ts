@@ -5,11 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { saleItemRows } from '../../../src/erp/sinks/sale-rows.js';
-import { type Sale, saleSchema } from '../../../src/store/schemas/index.js';
-import { componentSale, componentUnits, type KitExploder, type KitPart, reservedLines, soldLines } from '../../../src/sync/inventory/kit-sale-lines.js';
+import { saleItemRows } from '../../../../../src/erp/sinks/sale-rows.js';
+import { type Sale, saleSchema } from '../../../../../src/store/schemas/index.js';
+import type { KitComponent, KitCycle } from '../../../../../src/sync/inventory/listing/kits/index.js';
+import { componentSale, componentUnits, type KitExploder, reservedLines, soldLines } from '../../../../../src/sync/inventory/listing/kits/sale-lines.js';
 
-const COMPOSITIONS: Record<string, readonly KitPart[] | { cycle: string[] }> = {
+const COMPOSITIONS: Record<string, readonly KitComponent[] | KitCycle> = {
   GIFT: [
     { code: 'MUG', quantity: 2 },
     { code: 'BOX', quantity: 1 },
@@ -24,14 +25,14 @@ const COMPOSITIONS: Record<string, readonly KitPart[] | { cycle: string[] }> = {
   LOOP: { cycle: ['LOOP', 'INNER', 'LOOP'] },
 };
 
-/** The catalog the tests read, and the codes it was asked about. */
-function catalog(): KitExploder & { asked: string[] } {
-  const asked: string[] = [];
+/** The catalog the tests read, and the codes of each call. */
+function catalog(): KitExploder & { asked: string[][] } {
+  const asked: string[][] = [];
   return {
     asked,
-    explode(code) {
-      asked.push(code);
-      return Promise.resolve(COMPOSITIONS[code]);
+    explodeMany(codes) {
+      asked.push([...codes]);
+      return Promise.resolve(new Map(codes.flatMap((code) => (COMPOSITIONS[code] ? [[code, COMPOSITIONS[code]] as const] : []))));
     },
   };
 }
@@ -90,10 +91,10 @@ describe('kit sale reservations', () => {
     ]);
   });
 
-  it('asks the catalog once per code of a sale', async () => {
+  it('asks the catalog once per code of a sale, in one call', async () => {
     const kits = catalog();
     await reservedLines(soldLines(sale([{ Code: 'GIFT', Quantity: 1 }, { Code: 'GIFT', Quantity: 1 }, { Code: 'MUG', Quantity: 1 }])), kits);
-    expect(kits.asked).toEqual(['GIFT', 'MUG']);
+    expect(kits.asked).toEqual([['GIFT', 'MUG']]);
   });
 });
 

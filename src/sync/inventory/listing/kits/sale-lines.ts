@@ -4,18 +4,12 @@
  * components, `ceil(quantity × units sold)` each, and `sales.kits.export: components` hands the ERP one
  * line per component instead of the kit line. Pure functions of a kit catalog: no Redis of their own.
  */
-import type { Sale, SaleItem } from '../../store/schemas/index.js';
+import type { Sale, SaleItem } from '../../../../store/schemas/index.js';
+import type { KitCatalog } from './catalog.js';
+import { isCycle } from './composition.js';
 
-/** One component of one unit of a kit (leaf components: nested kits are resolved through). */
-export interface KitPart {
-  readonly code: string;
-  readonly quantity: number;
-}
-
-/** The part of the kit catalog a sale needs: a code's leaf components per ONE kit, a cycle, or undefined (not a kit). */
-export interface KitExploder {
-  explode(code: string): Promise<readonly KitPart[] | { readonly cycle: readonly string[] } | undefined>;
-}
+/** The part of the kit catalog a sale needs: the leaf components of each of its codes, in one round trip. */
+export type KitExploder = Pick<KitCatalog, 'explodeMany'>;
 
 /** A line the store marks as a combo, or a kit in a cycle, that could not be exploded: reserved as its own code. */
 export interface UnresolvedKit {
@@ -88,9 +82,11 @@ export async function reservedLines(lines: readonly SoldLine[], kits: KitExplode
   const add = (code: string, units: number): void => {
     out.set(code, (out.get(code) ?? 0) + units);
   };
-  for (const [code, { units, isCombo }] of sumByCode(lines)) {
-    const parts = await kits.explode(code);
-    if (parts === undefined || 'cycle' in parts) {
+  const byCode = sumByCode(lines);
+  const resolved = await kits.explodeMany([...byCode.keys()]);
+  for (const [code, { units, isCombo }] of byCode) {
+    const parts = resolved.get(code);
+    if (parts === undefined || isCycle(parts)) {
       add(code, units);
       if (parts !== undefined) unresolved.push({ code, reason: cycleReason(parts.cycle) });
       else if (isCombo) unresolved.push({ code, reason: 'the store marks it a combo, but no kit source composes it' });
@@ -120,11 +116,12 @@ export async function componentSale(sale: Sale, kits: KitExploder): Promise<Comp
   const items: SaleItem[] = [];
   const unresolved: UnresolvedKit[] = [];
   let exploded = 0;
+  const resolved = await kits.explodeMany([...new Set(soldLines(sale).map((line) => line.code))]);
   for (const item of sale.Items ?? []) {
     const code = typeof item.Code === 'string' ? item.Code.trim() : '';
     const quantity = Number(item.Quantity);
-    const parts = code === '' || !(quantity > 0) ? undefined : await kits.explode(code);
-    if (parts === undefined || 'cycle' in parts) {
+    const parts = code === '' || !(quantity > 0) ? undefined : resolved.get(code);
+    if (parts === undefined || isCycle(parts)) {
       if (parts !== undefined) unresolved.push({ code, reason: cycleReason(parts.cycle) });
       else if (item.IsCombo === true && code !== '') unresolved.push({ code, reason: 'the store marks it a combo, but no kit source composes it' });
       items.push(item);
