@@ -3,6 +3,11 @@
  * line (a code `inventory.kits` composes, whether or not the store marks it `IsCombo`) reserves its
  * components, `ceil(quantity × units sold)` each, and `sales.kits.export: components` hands the ERP one
  * line per component instead of the kit line. Pure functions of a kit catalog: no Redis of their own.
+ *
+ * The kit's own code is reserved too, with its units: not for its figure (a kit's figure is computed
+ * from its components' sellable stock, never from its own reservations; listing/kits/kit-stock.ts) but
+ * because the store lowered the kit's listing itself, and a reservation made or released on a code is
+ * how the worker learns that the store moved that listing (the `moves` counter, reservations.ts).
  */
 import type { Sale, SaleItem } from '../../../../store/schemas/index.js';
 import type { KitCatalog } from './catalog.js';
@@ -71,10 +76,10 @@ function cycleReason(cycle: readonly string[]): string {
 }
 
 /**
- * What a sale reserves: a plain code its units; a kit, for each component, `ceil(quantity × units)`
- * where units are the kit's units over all its lines; a component in several lines (alone and in kits)
- * adds up. A combo line without a composition, or a kit in a cycle, reserves its own code (it has no
- * stock of its own, so that holds nothing back) and is reported.
+ * What a sale reserves: a plain code its units; a kit its units (see the module comment) and, for each
+ * component, `ceil(quantity × units)` where units are the kit's units over all its lines; a component
+ * in several lines (alone and in kits) adds up. A combo line without a composition, or a kit in a
+ * cycle, reserves its own code only and is reported.
  */
 export async function reservedLines(lines: readonly SoldLine[], kits: KitExploder): Promise<ReservedLines> {
   const out = new Map<string, number>();
@@ -85,9 +90,9 @@ export async function reservedLines(lines: readonly SoldLine[], kits: KitExplode
   const byCode = sumByCode(lines);
   const resolved = await kits.explodeMany([...byCode.keys()]);
   for (const [code, { units, isCombo }] of byCode) {
+    add(code, units);
     const parts = resolved.get(code);
     if (parts === undefined || isCycle(parts)) {
-      add(code, units);
       if (parts !== undefined) unresolved.push({ code, reason: cycleReason(parts.cycle) });
       else if (isCombo) unresolved.push({ code, reason: 'the store marks it a combo, but no kit source composes it' });
       continue;

@@ -50,12 +50,12 @@ describe('kit sale reservations', () => {
     expect(await reserved([{ Code: 'MUG', Quantity: 2 }, { Code: ' MUG ', Quantity: 1 }, { Code: '', Quantity: 4 }, { Code: 'BOX', Quantity: 0 }])).toEqual({ MUG: 3 });
   });
 
-  it('reserves a kit line as its components, quantity × units, and not the kit itself', async () => {
-    expect(await reserved([{ Code: 'GIFT', Quantity: 3, IsCombo: true }])).toEqual({ MUG: 6, BOX: 3 });
+  it('reserves a kit line as its components, quantity × units, and the kit\'s own code with its units', async () => {
+    expect(await reserved([{ Code: 'GIFT', Quantity: 3, IsCombo: true }])).toEqual({ GIFT: 3, MUG: 6, BOX: 3 });
   });
 
   it('explodes a code that is a kit even when the store does not mark the line IsCombo', async () => {
-    expect(await reserved([{ Code: 'GIFT', Quantity: 1, IsCombo: false }])).toEqual({ MUG: 2, BOX: 1 });
+    expect(await reserved([{ Code: 'GIFT', Quantity: 1, IsCombo: false }])).toEqual({ GIFT: 1, MUG: 2, BOX: 1 });
   });
 
   it('adds up a component sold alone and inside two kits in one sale', async () => {
@@ -65,20 +65,20 @@ describe('kit sale reservations', () => {
       { Code: 'BREAKFAST', Quantity: 1, IsCombo: true },
     ];
     // MUG: 1 alone + 2 × 2 in the gift sets + 1 × 1 in the breakfast kit.
-    expect(await reserved(lines)).toEqual({ MUG: 6, BOX: 2, COFFEE: 1 });
+    expect(await reserved(lines)).toEqual({ MUG: 6, GIFT: 2, BOX: 2, BREAKFAST: 1, COFFEE: 1 });
   });
 
   it('reserves a pack as its one component times the pack size', async () => {
-    expect(await reserved([{ Code: 'SIXPACK', Quantity: 2 }])).toEqual({ CAN: 12 });
+    expect(await reserved([{ Code: 'SIXPACK', Quantity: 2 }])).toEqual({ SIXPACK: 2, CAN: 12 });
   });
 
   it('rounds a decimal component up over the kit\'s units in the sale (ceil, not floor, not per line)', async () => {
     // 3 half kilos hold 1.5 kg: 2 whole units are reserved (floor would give 1, the product 1.5).
-    expect(await reserved([{ Code: 'HALFKILO', Quantity: 3 }])).toEqual({ FLOUR: 2 });
+    expect(await reserved([{ Code: 'HALFKILO', Quantity: 3 }])).toEqual({ HALFKILO: 3, FLOUR: 2 });
     // Two lines of one half kilo each: 1 kg, one unit (per line would reserve 2).
-    expect(await reserved([{ Code: 'HALFKILO', Quantity: 1 }, { Code: 'HALFKILO', Quantity: 1 }])).toEqual({ FLOUR: 1 });
+    expect(await reserved([{ Code: 'HALFKILO', Quantity: 1 }, { Code: 'HALFKILO', Quantity: 1 }])).toEqual({ HALFKILO: 2, FLOUR: 1 });
     // 1.1 × 50 is 55 exactly, not 55.00000000000001 rounded up to 56.
-    expect(await reserved([{ Code: 'ROPE-KIT', Quantity: 50 }])).toEqual({ ROPE: 55 });
+    expect(await reserved([{ Code: 'ROPE-KIT', Quantity: 50 }])).toEqual({ 'ROPE-KIT': 50, ROPE: 55 });
     expect(componentUnits(1.1, 51)).toBe(57);
   });
 
