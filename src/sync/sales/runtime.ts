@@ -11,6 +11,7 @@ import { ConfigError } from '../../errors.js';
 import type { TypedEmitter } from '../../events.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
+import { type KitCatalog, redisKitCatalog } from '../inventory/listing/kits/index.js';
 import { ReservationSync } from '../inventory/reservation-sync.js';
 import { closeConnection, type FlowRuntime, openFlowRuntime, retryingJobOptions } from '../runtime.js';
 import { StoreRejects } from '../store-rejects.js';
@@ -26,6 +27,8 @@ export interface SalesRuntime extends FlowRuntime<SalesEvents> {
   readonly storeRejects: StoreRejects;
   /** Reservations, when on (`inventory.reservations`): the pull reserves and releases through it. */
   readonly reservations?: ReservationSync;
+  /** The kit catalog, when `inventory.kits` composes kits: kit lines reserve their components, and may be exported as them. */
+  readonly kits?: KitCatalog;
   close(): Promise<void>;
 }
 
