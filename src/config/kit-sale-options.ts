@@ -18,3 +18,14 @@ export const salesKitsOption = z
   .prefault({});
 
 export type SalesKitsOption = z.infer<typeof salesKitsOption>;
+
+/** `sales.kits.export: components` needs compositions to explode kit lines with (the config's superRefine calls it). */
+export function checkKitExport(config: { sales: { kits: SalesKitsOption }; inventory: { kits: readonly unknown[] } }, ctx: z.RefinementCtx): void {
+  if (config.sales.kits.export === 'components' && config.inventory.kits.length === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['sales', 'kits', 'export'],
+      message: 'components: exports kit lines as their components, but inventory.kits has no source to read the compositions from (add one, or export as kit)',
+    });
+  }
+}
