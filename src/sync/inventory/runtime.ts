@@ -12,6 +12,7 @@ import { FailedJobLog } from '../../queue/failed-job-log.js';
 import type { FlowDeps } from '../flow.js';
 import { closeConnection, type FlowRuntime, openFlowRuntime, retryingJobOptions } from '../runtime.js';
 import { StoreRejects } from '../store-rejects.js';
+import { type KitCatalog, redisKitCatalog } from './listing/kits/catalog.js';
 import { ReservationStore } from './reservations.js';
 import { InventoryState } from './state.js';
 import type { InventoryEvents, InventoryJobData } from './types.js';
@@ -21,6 +22,8 @@ export interface InventoryRuntime extends FlowRuntime<InventoryEvents> {
   readonly state: InventoryState;
   /** Units of store sales the ERP has not booked yet, per SKU. */
   readonly reservations: ReservationStore;
+  /** The kit compositions (`inventory.kits`); undefined without kits, and nothing about kits is read. */
+  readonly kits?: KitCatalog;
   readonly queue: Queue<InventoryJobData>;
   /** ERP rows refused before queueing, kept as failed jobs of `inventory-rejects`. */
   readonly rejects: FailedJobLog;
@@ -79,6 +82,7 @@ export function openInventoryRuntime(deps: FlowDeps, options: RuntimeOptions = {
     ...base,
     state: new InventoryState(redis, prefix),
     reservations: openReservationStore(redis, deps.config),
+    ...(deps.config.inventory.kits.length > 0 ? { kits: redisKitCatalog(redis, prefix) } : {}),
     queue,
     rejects,
     storeRejects,

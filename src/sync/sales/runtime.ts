@@ -91,8 +91,9 @@ export function openSalesRuntime(deps: FlowDeps, options: SalesRuntimeOptions = 
       metrics: base.metrics,
       logger: base.logger,
     }));
+  const kits = deps.config.inventory.kits.length > 0 ? redisKitCatalog(redis, prefix) : undefined;
   const reservations = reservationsEnabled(deps.config)
-    ? new ReservationSync({ config: deps.config, redis, logger: base.logger, metrics: base.metrics, store: base.store, now })
+    ? new ReservationSync({ config: deps.config, redis, logger: base.logger, metrics: base.metrics, store: base.store, now, ...(kits ? { kits } : {}) })
     : undefined;
   return {
     ...base,
@@ -102,6 +103,7 @@ export function openSalesRuntime(deps: FlowDeps, options: SalesRuntimeOptions = 
     state: new SaleStateStore(redis, prefix, deps.config.sales.stateTtlDays * 86_400),
     queue,
     ...(reservations ? { reservations } : {}),
+    ...(kits ? { kits } : {}),
     get sink() {
       return openSink();
     },
