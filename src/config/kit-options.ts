@@ -68,7 +68,7 @@ export function checkKitExport(config: { sales: { kits: SalesKitsOption }; inven
     ctx.addIssue({
       code: 'custom',
       path: ['sales', 'kits', 'export'],
-      message: 'components: exports kit lines as their components, but inventory.kits has no source to read the compositions from (add one, or export as kit)',
+      message: 'an inventory.kits source to read the compositions the kit lines are exploded with (or export: kit)',
     });
   }
 }

@@ -183,6 +183,25 @@ describe('selling kits', () => {
     expect((await explainSku(deps, 'MUG')).reservations).toEqual([]);
   });
 
+  it('sends a kit whose figure comes out as before after a sale of it: the store had lowered the kit\'s listing itself', async () => {
+    await open();
+    for (const code of COMPONENTS) await setErpStock(code, 10);
+    await flow.poll('erp');
+    await idle();
+    expect(storeStock('GIFT')).toBe(4);
+    const before = h.sim.writes.length;
+    // One gift set sold (the store shows 3) while the ERP receives 2 mugs and a box: MUG 12 − 1 − 2 = 9,
+    // BOX 11 − 1 − 1 = 9, so GIFT is min(floor(9/2), 9) = 4 again, the figure the store last took.
+    placeSale({ GIFT: 1 });
+    await setErpStock('MUG', 12);
+    await setErpStock('BOX', 11);
+    await flow.poll('erp');
+    await runPull(sales);
+    await idle();
+    expect(storeStock('GIFT')).toBe(4);
+    expect(h.sim.writes.slice(before).filter((write) => write.code === 'GIFT').map((write) => write.fields.Stock)).toEqual([4]);
+  });
+
   it('never shows more than can be delivered if only it sells: the mug sold alone and in two kits at one instant, checked after every write', async () => {
     await open();
     const seed = Number(process.env.KITS_SEED ?? Math.floor(Math.random() * 1_000_000));
@@ -255,11 +274,11 @@ describe('selling kits', () => {
     },
     {
       mode: 'components' as const,
-      // The components, quantities multiplied (1.5 coffee exactly), without a price of their own.
+      // The components (in the catalog's order), quantities multiplied (1.5 coffee exactly), without a price of their own.
       lines: [
         [1, 'MUG', 1, false],
-        [2, 'MUG', 4, false],
-        [3, 'BOX', 2, false],
+        [2, 'BOX', 2, false],
+        [3, 'MUG', 4, false],
         [4, 'COFFEE', 1.5, false],
       ],
       rebuilt: { MUG: 5, BOX: 2, COFFEE: 1.5 },
