@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 
 import { explainSku, type SkuExplanation } from '../sync/inventory/explain.js';
-import { runReconcile } from '../sync/inventory/reconcile.js';
+import { runReconcile } from '../sync/inventory/reconcile/index.js';
 import type { ReconcileReport } from '../sync/inventory/types.js';
 import { type CliContext, type CliIo, formatTable, printResult } from './context.js';
 import { withFlowDeps } from './flow-deps.js';

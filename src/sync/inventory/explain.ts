@@ -11,10 +11,8 @@ import type { Redis } from 'ioredis';
 import { ValidationError } from '../../errors.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
-import { type Allocation, describeAllocation, placementOf, type SiteFigure } from './allocation.js';
-import { DiffState } from './diff-state.js';
-import { appliesTo, newestEntry, planStock, RESERVATION_MOVES_FIELD, RESERVATION_VERSION_FIELD, SAFETY_FIELD, safetyStockOf } from './published-stock.js';
-import { parseSkuReservations } from './reservations.js';
+import { type Allocation, appliesTo, describeAllocation, newestEntry, parseSkuReservations,placementOf, planStock, RESERVATION_MOVES_FIELD, RESERVATION_VERSION_FIELD, SAFETY_FIELD, safetyStockOf, type SiteFigure } from './listing/index.js';
+import { DiffState } from './snapshot/index.js';
 import { ACKED_AT_FIELD, InventoryState, type SkuState } from './state.js';
 import { keyOf, type PriceList, targetLabel, targetParts } from './target-key.js';
 import { type InventoryJobData, jobSkus, type PendingEntry } from './types.js';
@@ -61,7 +59,7 @@ export interface SkuExplanation {
   safetyStock: { value: number; from: 'record' | 'config' };
   published: { erpStock: number; reserved: number; safetyStock: number; value: number; formula: string } | null;
   /**
-   * With `inventory.sites`: how the stock is shared among the sites (`allocation.ts`), every site's
+   * With `inventory.sites`: how the stock is shared among the sites (`listing/allocation.ts`), every site's
    * figure and why; `lines` as `inventory explain` prints them. Null for a target without a site.
    */
   allocation: (Omit<Allocation, 'sites'> & { sites: SiteFigure[]; lines: string[] }) | null;

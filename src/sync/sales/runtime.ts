@@ -11,7 +11,7 @@ import { ConfigError } from '../../errors.js';
 import type { TypedEmitter } from '../../events.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
-import { ReservationSync } from '../inventory/reservation-sync.js';
+import { ReservationSync } from '../inventory/listing/index.js';
 import { closeConnection, type FlowRuntime, openFlowRuntime, retryingJobOptions } from '../runtime.js';
 import { StoreRejects } from '../store-rejects.js';
 import { SaleStateStore } from './sale-state.js';

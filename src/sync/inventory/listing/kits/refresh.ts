@@ -8,14 +8,14 @@ import type { SourceConfig } from '../../../../config/schema.js';
 import { createSource, KIT_FIELDS } from '../../../../erp/index.js';
 import { formatIssue, type ValidationIssue } from '../../../../errors.js';
 import { enqueueSkus, PRIORITY } from '../../enqueue.js';
-import type { InventoryRuntime } from '../../runtime.js';
 import { siteIdsOf, stockTargets } from '../../target-key.js';
 import type { KitsReport } from '../../types.js';
 import { writeComposition } from './catalog.js';
 import { checkKitRow, type KitRow } from './composition.js';
+import type { KitRuntime } from './runtime.js';
 
 /** Reads `config`'s compositions and applies them; emits `inventory:kits:done`. */
-export async function refreshKits(rt: InventoryRuntime, config: SourceConfig): Promise<KitsReport> {
+export async function refreshKits(rt: KitRuntime, config: SourceConfig): Promise<KitsReport> {
   const source = createSource(config, { fields: KIT_FIELDS, logger: rt.logger, now: rt.now });
   const rows: KitRow[] = [];
   const refused: Array<{ kit?: string; ref: string; issues: ValidationIssue[] }> = [];
