@@ -6,6 +6,7 @@
  */
 export { type CompositionWrite, type KitCatalog, redisKitCatalog, writeComposition } from './catalog.js';
 export { checkKitRow, isCycle, type KitComponent, type KitCycle, kitFigure, type KitRow, type Resolved } from './composition.js';
+export { describeKit, type ExplainedKit, explainKit } from './explain.js';
 export { type ComponentFigure, type KitStock, planKitStock, readKitStocks } from './kit-stock.js';
 export { requeueKits } from './propagation.js';
 export { refreshKits } from './refresh.js';

@@ -23,7 +23,11 @@ export async function refreshKits(rt: KitRuntime, config: SourceConfig): Promise
   try {
     for await (const chunk of source.snapshot?.() ?? []) {
       read += chunk.length + (chunk.rejected?.length ?? 0);
-      for (const rejected of chunk.rejected ?? []) refused.push({ ref: rejected.ref, issues: rejected.issues });
+      // A row the source could not coerce names its kit as the issues' record, when it had one.
+      for (const { ref, issues } of chunk.rejected ?? []) {
+        const named = issues[0]?.record;
+        refused.push({ ...(named !== undefined && named !== ref ? { kit: named } : {}), ref, issues });
+      }
       for (const record of chunk) {
         const checked = checkKitRow(record.fields, record.ref);
         if (!Array.isArray(checked)) rows.push(checked);
