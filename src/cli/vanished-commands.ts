@@ -7,8 +7,7 @@
 import type { Command } from 'commander';
 
 import { audit } from '../ops/audit.js';
-import { diffOnce } from '../sync/inventory/diff-runs.js';
-import { confirmVanished, heldOf } from '../sync/inventory/vanished.js';
+import { confirmVanished, diffOnce, heldOf } from '../sync/inventory/snapshot/index.js';
 import { type CliContext, printResult } from './context.js';
 import { withFlowDeps } from './flow-deps.js';
 

@@ -1,6 +1,6 @@
 /**
  * The options of the snapshot diff and vanished SKUs (issue 22; inventory sources only, see
- * src/sync/inventory/snapshot-diff.ts): their schema, the rules that span several keys of a source,
+ * src/sync/inventory/snapshot/snapshot-diff.ts): their schema, the rules that span several keys of a source,
  * and their defaults. Kept apart from schema.ts, which spreads them into every source kind.
  */
 import { z } from 'zod';

@@ -1,6 +1,6 @@
 /**
  * `inventory.sites` and `inventory.allocation` (issue 20): the storefronts one ERP stock is published to,
- * and how that stock is shared among them (src/sync/inventory/allocation.ts computes the figures). Kept
+ * and how that stock is shared among them (src/sync/inventory/listing/allocation.ts computes the figures). Kept
  * apart from schema.ts.
  */
 import { z } from 'zod';

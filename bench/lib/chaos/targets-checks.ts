@@ -9,8 +9,7 @@
  */
 import type { AllocationOption, SiteOption } from '../../../src/config/site-options.js';
 import type { Simulator } from '../../../src/simulator/index.js';
-import { allocate, type Allocation } from '../../../src/sync/inventory/allocation.js';
-import type { Reservation } from '../../../src/sync/inventory/reservations.js';
+import { allocate, type Allocation, type Reservation } from '../../../src/sync/inventory/listing/index.js';
 import type { CheckResult } from './checks.js';
 import type { DiffTruth } from './diff-driver.js';
 import { type ErpModel, priceOf, versionOf } from './erp-driver.js';

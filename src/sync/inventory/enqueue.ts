@@ -12,8 +12,12 @@
  * before all of them), and SKUs of different priorities never share a job, so a change that lowers the
  * stock the store may sell overtakes a backlog of increases, which overtake price-only changes.
  */
-import type { Queue } from 'bullmq';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 
+import { QUEUE_NAMES } from '../../queue/connection.js';
+import type { FlowDeps } from '../flow.js';
+import { retryingJobOptions } from '../runtime.js';
 import { targetLabel } from './target-key.js';
 import type { InventoryJobData } from './types.js';
 
@@ -100,4 +104,14 @@ export function jobName(skus: readonly string[]): string {
   const first = skus[0] ?? '';
   const name = first.includes('\u001f') || first.includes('\u001e') ? targetLabel(first) : first;
   return skus.length === 1 ? name : `${name} +${skus.length - 1}`;
+}
+
+/** The `inventory` queue on `redis`, with the flow's job options (other flows queue SKUs through it too). */
+export function openInventoryQueue(redis: Redis, config: FlowDeps['config'], skipMetasUpdate = false): Queue<InventoryJobData> {
+  return new Queue<InventoryJobData>(QUEUE_NAMES.inventory, {
+    connection: redis,
+    prefix: config.redis.prefix,
+    defaultJobOptions: retryingJobOptions(config, config.inventory, 0.5),
+    skipMetasUpdate,
+  });
 }

@@ -14,12 +14,12 @@ import { scheduledFailureLevel } from '../job-errors.js';
 import { onePollAtATime, type PolledSource, polledSource, pollRuns, type StartedFlow, startFlow } from '../lifecycle.js';
 import type { PollHistory } from '../poll-source.js';
 import { forgetLogged, RedisBoundMemory } from '../redis-identity.js';
-import { collectHeld, deletionsOf, diffRuns, runDiff } from './diff-runs.js';
-import { refreshKits } from './listing/kits/refresh.js';
+import { refreshKits } from './listing/index.js';
 import { pollSource } from './producer.js';
-import { type ReconcileOptions, reconcileWith } from './reconcile.js';
+import { type ReconcileOptions, reconcileWith } from './reconcile/index.js';
 import { markReread } from './reread-gate.js';
 import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
+import { collectHeld, deletionsOf, diffRuns, runDiff } from './snapshot/index.js';
 import type { DiffReport, InventoryEvents, KitsReport, PollReport, ReconcileReport } from './types.js';
 import { createInventoryWorker } from './worker.js';
 

@@ -15,7 +15,7 @@ import { validateInventoryUpdate } from '../../store/validation.js';
 import type { DeliveredRecord, DeliveredWindow } from '../delivered-window.js';
 import { pollChangeSource, type PollOptions } from '../poll-source.js';
 import { enqueueSkus } from './enqueue.js';
-import { localFieldIssues, storeFields } from './published-stock.js';
+import { localFieldIssues, storeFields } from './listing/index.js';
 import type { InventoryRuntime } from './runtime.js';
 import { codeIssues, type PriceList, priceListOf, siteIdsOf, siteIssues, splitByTarget, targetKey, targetLabel } from './target-key.js';
 import type { PendingEntry, PollReport } from './types.js';
@@ -34,7 +34,7 @@ export async function pollSource(
 ): Promise<PollReport> {
   // A SKU changed in several batches of one poll has one job: the report counts distinct SKUs.
   const queued = new Set<string>();
-  // Every value of this poll was read after this instant, none before (reservations.ts).
+  // Every value of this poll was read after this instant, none before (listing/reservations.ts).
   const observedAt = rt.now();
   // The window recognises re-read rows before they are normalised (`KnownRows`).
   const report = await pollChangeSource(source, options.window ? { ...options, known: options.window } : options, {

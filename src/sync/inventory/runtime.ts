@@ -3,17 +3,17 @@
  * queues, the `inventory` queue, the log of refused ERP rows, the state, the events. Opened once per
  * flow (or per reconcile run) and closed with it.
  */
-import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Queue } from 'bullmq';
 
 import type { TypedEmitter } from '../../events.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import { FailedJobLog } from '../../queue/failed-job-log.js';
 import type { FlowDeps } from '../flow.js';
-import { closeConnection, type FlowRuntime, openFlowRuntime, retryingJobOptions } from '../runtime.js';
+import { closeConnection, type FlowRuntime, openFlowRuntime } from '../runtime.js';
 import { StoreRejects } from '../store-rejects.js';
-import { type KitCatalog, redisKitCatalog } from './listing/kits/catalog.js';
-import { ReservationStore } from './reservations.js';
+import { openInventoryQueue } from './enqueue.js';
+import { openReservationStore, type ReservationStore } from './listing/index.js';
+import { type KitCatalog, redisKitCatalog } from './listing/index.js';
 import { InventoryState } from './state.js';
 import type { InventoryEvents, InventoryJobData } from './types.js';
 
@@ -38,21 +38,6 @@ export interface RuntimeOptions {
   events?: TypedEmitter<InventoryEvents>;
   /** Nothing will be queued (a dry run): opening the queues writes nothing to Redis either. */
   readOnly?: boolean;
-}
-
-/** The `inventory` queue on `redis`, with the flow's job options (other flows queue SKUs through it too). */
-export function openInventoryQueue(redis: Redis, config: FlowDeps['config'], skipMetasUpdate = false): Queue<InventoryJobData> {
-  return new Queue<InventoryJobData>(QUEUE_NAMES.inventory, {
-    connection: redis,
-    prefix: config.redis.prefix,
-    defaultJobOptions: retryingJobOptions(config, config.inventory, 0.5),
-    skipMetasUpdate,
-  });
-}
-
-/** The reservation store of `config` on `redis`. */
-export function openReservationStore(redis: Redis, config: FlowDeps['config']): ReservationStore {
-  return new ReservationStore(redis, config.redis.prefix, config.sales.stateTtlDays * 86_400);
 }
 
 /** Opens the runtime. */

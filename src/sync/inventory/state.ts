@@ -7,7 +7,7 @@
  * - `inv:lock:{sku}`     a short write lock, so that two jobs never PUT one SKU at once;
  * - `inv:erp:{sku}`      field → JSON PendingEntry: the newest value the ERP gave (kept once sent): the
  *   published stock is computed from it, and `inventory explain` shows it;
- * - `inv:res:{code}`     the Code's reservations (`reservations.ts`, shared by its targets), read here with the rest;
+ * - `inv:res:{code}`     the Code's reservations (`listing/reservations.ts`, shared by its targets), read here with the rest;
  * and per source `inv:cursor:{source}` → JSON cursor (`cursors`, a SourceCursors).
  *
  * The scripts that merge, settle and lock (`state-scripts.ts`) make each of these steps atomic across

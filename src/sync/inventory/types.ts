@@ -38,7 +38,7 @@ export interface PendingEntry {
   changedAt?: number;
   /**
    * When the read that gave the value began (ms). A booked reservation still applies to a value
-   * without a timestamp version that was read before the booking was seen (see `reservations.ts`).
+   * without a timestamp version that was read before the booking was seen (see `listing/reservations.ts`).
    */
   observedAt?: number;
   /** The record's cursor as the source gave it, for `inventory explain`. */

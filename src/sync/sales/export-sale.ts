@@ -7,7 +7,7 @@
 import { storeInstant } from '../../erp/sinks/sale-rows.js';
 import { withContext } from '../../errors.js';
 import type { Sale } from '../../store/schemas/index.js';
-import { componentSale } from '../inventory/listing/kits/sale-lines.js';
+import { componentSale } from '../inventory/listing/index.js';
 import { ackChange } from './ack.js';
 import type { SalesRuntime } from './runtime.js';
 import type { SaleKey } from './sale-state.js';

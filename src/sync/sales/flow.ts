@@ -11,7 +11,7 @@ import { StoreSyncError } from '../../errors.js';
 import { TypedEmitter } from '../../events.js';
 import type { ScheduledRun } from '../../queue/schedule.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
-import type { ReservationSync } from '../inventory/reservation-sync.js';
+import type { ReservationSync } from '../inventory/listing/index.js';
 import { scheduledFailureLevel } from '../job-errors.js';
 import { startFlow } from '../lifecycle.js';
 import { exportSale } from './export-sale.js';

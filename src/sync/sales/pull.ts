@@ -16,7 +16,7 @@ import type { RecordReject } from '../../store/records.js';
 import type { SaleIterateOptions } from '../../store/sales.js';
 import type { Sale } from '../../store/schemas/index.js';
 import type { FlowDeps } from '../flow.js';
-import { reservationPullStatuses } from '../inventory/reservation-sync.js';
+import { reservationPullStatuses } from '../inventory/listing/index.js';
 import { updatePendingGauge } from './export-sale.js';
 import { pullEachSite, pullSites } from './pull-sites.js';
 import { openSalesRuntime, type SalesRuntime } from './runtime.js';

@@ -3,7 +3,7 @@
  * the CLI and tests: job data, reports and lifecycle events.
  */
 import type { PagingStopReason } from '../../store/sales.js';
-import type { CheckReport } from '../inventory/reservation-sync.js';
+import type { CheckReport } from '../inventory/listing/index.js';
 
 /** Data of a `sales` job: the sale's key, and a small snapshot for the dashboard. */
 export interface SalesJobData {

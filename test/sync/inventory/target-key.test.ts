@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { fingerprint } from '../../../src/sync/inventory/diff-state.js';
 import { jobName } from '../../../src/sync/inventory/enqueue.js';
+import { fingerprint } from '../../../src/sync/inventory/snapshot/diff-state.js';
 import { keyOf, priceListOf, splitByTarget, targetBody, targetKey, targetLabel, targetParts } from '../../../src/sync/inventory/target-key.js';
 
 const LISTS = [

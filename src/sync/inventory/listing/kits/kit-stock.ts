@@ -14,15 +14,15 @@
 import type { Redis } from 'ioredis';
 
 import { stateKey } from '../../../../queue/connection.js';
-import { placementOf } from '../../allocation.js';
-import { type Figure, publishedStock, RESERVATION_MOVES_FIELD, SAFETY_FIELD, safetyStockOf, type StockPlan } from '../../published-stock.js';
-import { parseSkuReservations } from '../../reservations.js';
-import type { InventoryRuntime } from '../../runtime.js';
 import { execOrThrow, type Settlement, type SkuState } from '../../state.js';
 import { keyOf, targetParts } from '../../target-key.js';
 import type { PendingEntry } from '../../types.js';
+import { placementOf } from '../allocation.js';
+import { type Figure, publishedStock, RESERVATION_MOVES_FIELD, SAFETY_FIELD, safetyStockOf, type StockPlan } from '../published-stock.js';
+import { parseSkuReservations } from '../reservations.js';
 import type { KitCatalog } from './catalog.js';
 import { isCycle, type KitComponent, kitFigure, type Resolved } from './composition.js';
+import type { KitRuntime } from './runtime.js';
 
 /** One component of a kit as the figure used it. */
 export interface ComponentFigure extends KitComponent {
@@ -54,7 +54,7 @@ function figureOf(raw: string | null | undefined): (PendingEntry & { value: numb
  * The kit figures of the stock targets among `keys` (undefined for a key that is no kit's): one round
  * trip finds the kits, one reads every component's ERP figure, safety stock and reservations.
  */
-export async function readKitStocks(rt: Pick<InventoryRuntime, 'redis' | 'config'>, catalog: KitCatalog, keys: readonly string[]): Promise<Map<string, KitStock>> {
+export async function readKitStocks(rt: Pick<KitRuntime, 'redis' | 'config'>, catalog: KitCatalog, keys: readonly string[]): Promise<Map<string, KitStock>> {
   const out = new Map<string, KitStock>();
   const stockKeys = keys.filter((key) => targetParts(key).priceListId === undefined);
   const resolved = await catalog.explodeMany([...new Set(stockKeys.map((key) => targetParts(key).code))]);
@@ -85,7 +85,7 @@ export async function readKitStocks(rt: Pick<InventoryRuntime, 'redis' | 'config
 }
 
 /** What storesync would publish for each component target of `keys` (absent: the ERP has no stock of it). */
-async function readSellable(redis: Redis, config: InventoryRuntime['config'], keys: readonly string[]): Promise<Map<string, number>> {
+async function readSellable(redis: Redis, config: KitRuntime['config'], keys: readonly string[]): Promise<Map<string, number>> {
   const { prefix } = config.redis;
   const pipeline = redis.pipeline();
   for (const key of keys) {

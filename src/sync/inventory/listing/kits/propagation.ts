@@ -7,12 +7,12 @@
  * reconcile, a vanished SKU, a sale's reservation) queued that job.
  */
 import { enqueueSkus } from '../../enqueue.js';
-import { RESERVATION_VERSION_FIELD, SAFETY_FIELD } from '../../published-stock.js';
-import { parseSkuReservations } from '../../reservations.js';
-import type { InventoryRuntime } from '../../runtime.js';
 import type { SkuState } from '../../state.js';
 import { keyOf, targetParts } from '../../target-key.js';
+import { RESERVATION_VERSION_FIELD, SAFETY_FIELD } from '../published-stock.js';
+import { parseSkuReservations } from '../reservations.js';
 import type { KitCatalog } from './catalog.js';
+import type { KitRuntime } from './runtime.js';
 
 /** True when a target's stock inputs moved since the store last took its figure. */
 function stockInputsMoved(state: SkuState): boolean {
@@ -25,7 +25,7 @@ function stockInputsMoved(state: SkuState): boolean {
  * job's targets that are kits themselves, left out); returns how many kit targets were queued.
  */
 export async function requeueKits(
-  rt: Pick<InventoryRuntime, 'queue' | 'config'>,
+  rt: Pick<KitRuntime, 'queue' | 'config'>,
   catalog: KitCatalog,
   states: ReadonlyMap<string, SkuState | undefined>,
   kitKeys: ReadonlySet<string>,

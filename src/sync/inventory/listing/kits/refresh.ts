@@ -8,14 +8,14 @@ import type { SourceConfig } from '../../../../config/schema.js';
 import { createSource, KIT_FIELDS } from '../../../../erp/index.js';
 import { formatIssue, type ValidationIssue } from '../../../../errors.js';
 import { enqueueSkus, PRIORITY } from '../../enqueue.js';
-import type { InventoryRuntime } from '../../runtime.js';
 import { siteIdsOf, stockTargets } from '../../target-key.js';
 import type { KitsReport } from '../../types.js';
 import { writeComposition } from './catalog.js';
 import { checkKitRow, type KitRow } from './composition.js';
+import type { KitRuntime } from './runtime.js';
 
 /** Reads `config`'s compositions and applies them; emits `inventory:kits:done`. */
-export async function refreshKits(rt: InventoryRuntime, config: SourceConfig): Promise<KitsReport> {
+export async function refreshKits(rt: KitRuntime, config: SourceConfig): Promise<KitsReport> {
   const source = createSource(config, { fields: KIT_FIELDS, logger: rt.logger, now: rt.now });
   const rows: KitRow[] = [];
   const refused: Array<{ kit?: string; ref: string; issues: ValidationIssue[] }> = [];
@@ -23,7 +23,11 @@ export async function refreshKits(rt: InventoryRuntime, config: SourceConfig): P
   try {
     for await (const chunk of source.snapshot?.() ?? []) {
       read += chunk.length + (chunk.rejected?.length ?? 0);
-      for (const rejected of chunk.rejected ?? []) refused.push({ ref: rejected.ref, issues: rejected.issues });
+      // A row the source could not coerce names its kit as the issues' record, when it had one.
+      for (const { ref, issues } of chunk.rejected ?? []) {
+        const named = issues[0]?.record;
+        refused.push({ ...(named !== undefined && named !== ref ? { kit: named } : {}), ref, issues });
+      }
       for (const record of chunk) {
         const checked = checkKitRow(record.fields, record.ref);
         if (!Array.isArray(checked)) rows.push(checked);

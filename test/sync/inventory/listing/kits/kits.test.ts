@@ -7,9 +7,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { describeExplanation } from '../../../../../src/cli/inventory-commands.js';
 import type { FlowDeps } from '../../../../../src/sync/flow.js';
 import { enqueueSkus } from '../../../../../src/sync/inventory/enqueue.js';
-import { type InventoryFlow, startInventoryFlow } from '../../../../../src/sync/inventory/index.js';
+import { explainSku, type InventoryFlow, startInventoryFlow } from '../../../../../src/sync/inventory/index.js';
 import { type InventoryRuntime, openInventoryRuntime } from '../../../../../src/sync/inventory/runtime.js';
 import { waitFor } from '../../../../../src/wait-for.js';
 import { PG_URL, pgScratch } from '../../../../erp/databases.js';
@@ -105,6 +106,29 @@ describe('kits from their components', () => {
     expect(h.sim.writes.filter((write) => write.code.startsWith('LOOP-')), 'kits in a cycle are not written').toEqual([]);
   }, 60_000);
 
+  it('explains a kit: each component, its sellable figure, its quantity, the one that limits it, the kit\'s own ERP stock unused', async () => {
+    const explained = await explainSku(deps, 'GIFT');
+    expect(explained.kit).toMatchObject({
+      source: 'bundles',
+      figure: 3,
+      limiting: 'BOX',
+      cycle: null,
+      ignoredErpStock: 50,
+      components: [
+        { code: 'BOX', quantity: 1, sellable: 3, kits: 3, limiting: true },
+        { code: 'MUG', quantity: 2, sellable: 8, kits: 4, limiting: false },
+      ],
+    });
+    expect(explained.published, 'a kit has no published figure of its own').toBeNull();
+    const text = describeExplanation(explained);
+    expect(text).toContain('BOX: sellable 3, 1 per kit → 3 kits  ← limits the kit');
+    expect(text).toContain("The ERP's own Stock for this code (50) is not used");
+    const loop = await explainSku(deps, 'LOOP-B');
+    expect(loop.kit).toMatchObject({ cycle: ['LOOP-A', 'LOOP-B'], figure: null });
+    expect(describeExplanation(loop)).toContain('in the cycle LOOP-A → LOOP-B → LOOP-A');
+    expect((await explainSku(deps, 'MUG')).kit, 'a component is not a kit').toBeNull();
+  });
+
   it('re-queues exactly the kits containing a changed component, and rewrites those whose figure moved', async () => {
     done.length = 0;
     const before = h.sim.writes.length;
@@ -158,6 +182,7 @@ describe('kits from their components', () => {
     const refused = await rt.kits!.refused('bundles');
     const rules = [...refused.values()].flat().map((issue) => `${issue.field}: ${issue.rule}`).sort();
     expect(rules).toEqual(['component: a code, not empty', 'quantity: a number above 0', expect.stringMatching(/^quantity: /)]);
+    expect((await explainSku(deps, 'GIFT')).kit?.refused.map((issue) => issue.field).sort(), 'explain lists the kit\'s refused rows').toEqual(['component', 'quantity', 'quantity']);
     expect(await rt.kits!.explode('GIFT'), 'GIFT keeps its good rows').toEqual([{ code: 'BOX', quantity: 1 }, { code: 'MUG', quantity: 2 }]);
   }, 60_000);
 });

@@ -1,0 +1,140 @@
+/**
+ * The store side of a reconcile meeting the ERP side: each store item, as a read streams it past, is
+ * compared with the ERP rows of the targets it stands for (reconcile-targets.ts says which) and dropped;
+ * only what differs is kept, per ERP row and target, to be queued. The Stock the store should show is
+ * the target's published stock: a reconcile never undoes a reservation, and on a site of
+ * `inventory.sites` it expects that site's part of the allocation (../listing/allocation.ts).
+ */
+import { cursorToVersion, isTimestampCursor } from '../../../erp/cursor.js';
+import type { InventoryItem } from '../../../store/schemas/index.js';
+import { PRIORITY } from '../enqueue.js';
+import { placementOf, publishedStock, SAFETY_FIELD, safetyStockOf, type SkuReservations } from '../listing/index.js';
+import type { InventoryRuntime } from '../runtime.js';
+import type { ErpSnapshot } from '../snapshot/index.js';
+import { keyOf } from '../target-key.js';
+import type { ReconcileReport } from '../types.js';
+import { diffRecord, reconcilePriority } from './reconcile-diff.js';
+import { Coverage } from './reconcile-missing.js';
+import type { OrphanTally } from './reconcile-orphans.js';
+import type { QueueItem } from './reconcile-queue.js';
+import type { StoreRead } from './reconcile-store.js';
+import type { TargetRules } from './reconcile-targets.js';
+
+/** A Code without reservations, for the allocation of a site's figure. */
+const NO_RESERVATIONS: SkuReservations = { version: 0, moves: 0, entries: [] };
+
+/** What a comparison needs, the ERP side complete. */
+export interface ComparisonContext {
+  rt: InventoryRuntime;
+  erp: ErpSnapshot;
+  rules: TargetRules;
+  report: ReconcileReport;
+  /** SKUs whose ERP records were refused: the ERP has them, so they are no orphans. */
+  refused: ReadonlySet<string>;
+  /** Set by a full run only (orphans can be told then). */
+  orphans: OrphanTally | undefined;
+  reservations: ReadonlyMap<string, SkuReservations>;
+  /** When the reservations were read. */
+  observedAt: number;
+  /** Queue every compared field, equal or not. */
+  force: boolean;
+  sampleSize: number;
+  signal?: AbortSignal;
+}
+
+/** The store's items compared as they stream past; what differs kept to queue. */
+export class StoreComparison {
+  readonly #ctx: ComparisonContext;
+  /** Where the store showed each ERP SKU. */
+  readonly coverage: Coverage;
+  /** Store codes with no ERP record. */
+  readonly otherCodes = new Set<string>();
+  /** Targets with a difference. */
+  readonly differing = new Set<string>();
+  /** Per target: the priority of its fix. */
+  readonly priorities = new Map<string, number>();
+  /** Per ERP row, per target: the fields to queue. */
+  readonly #queue = new Map<number, Map<string, Set<string>>>();
+  /** Items visited, over every read. */
+  #visited = 0;
+
+  constructor(ctx: ComparisonContext) {
+    this.#ctx = ctx;
+    this.coverage = new Coverage(ctx.erp.rows);
+  }
+
+  /**
+   * Compares one store item of `read` with the rows of its targets. Only a read of the store's default
+   * list counts store items, tells what the store has and finds orphans: a price list's read shows the
+   * same items again, with that list's prices.
+   */
+  visit(item: InventoryItem, read: StoreRead): void {
+    const { erp, rules, report } = this.#ctx;
+    const onDefault = read.priceListId === undefined;
+    if (this.#visited++ % 1000 === 0) this.#ctx.signal?.throwIfAborted();
+    if (onDefault) report.storeItems++;
+    const code = item.Code;
+    const first = erp.first(code);
+    if (first === undefined) {
+      if (!onDefault) return;
+      this.otherCodes.add(code);
+      if (!this.#ctx.refused.has(code)) this.#ctx.orphans?.see(item, read.siteId);
+      return;
+    }
+    // Read without a site filter, the item says where it is.
+    const site = read.siteId ?? (typeof item.SiteId === 'number' ? item.SiteId : null);
+    if (onDefault) this.coverage.see(first, site);
+    for (let row: number | undefined = first; row !== undefined; row = erp.next(row)) {
+      const siteId = rules.targetSite(row, site);
+      if (siteId === null || (!onDefault && rules.listOf(row) !== read.priceListId)) continue;
+      const fields = onDefault ? rules.defaultFields(row) : rules.priceFields(row);
+      if (fields.length === 0) continue;
+      const key = keyOf({ code, ...(siteId === undefined ? {} : { siteId }), ...(onDefault ? {} : { priceListId: read.priceListId }) });
+      const stock = fields.includes('Stock') ? this.#expectedStock(row, code, siteId) : undefined;
+      const compared = { fields, stock, siteId: read.siteId, priceListId: read.priceListId, key, lists: rules.lists };
+      const changed = diffRecord(report, item, erp, row, compared, this.#ctx.sampleSize);
+      if (changed.length > 0) this.differing.add(key);
+      const queued = this.#ctx.force ? fields : changed;
+      if (queued.length === 0) continue;
+      let byTarget = this.#queue.get(row);
+      if (byTarget === undefined) this.#queue.set(row, (byTarget = new Map()));
+      const toQueue = byTarget.get(key) ?? new Set<string>();
+      byTarget.set(key, toQueue);
+      for (const field of rules.withSafety(row, queued)) toQueue.add(field);
+      this.priorities.set(key, Math.min(this.priorities.get(key) ?? PRIORITY.other, reconcilePriority(queued, stock, item)));
+    }
+  }
+
+  /** The fields found different (or all compared, forced), as queue items keyed by their targets. */
+  queueItems(): QueueItem[] {
+    const { erp, rules } = this.#ctx;
+    const items: QueueItem[] = [];
+    for (const [row, byTarget] of this.#queue) {
+      const values = rules.values(row);
+      const source = erp.source(row);
+      const cursor = erp.cursor(row);
+      for (const [sku, fields] of byTarget) items.push({ source, cursor, sku, values, fields: [...fields] });
+    }
+    return items;
+  }
+
+  /**
+   * The Stock the store should show for an ERP row on a target of `siteId`: the published stock, that
+   * site's figure of the allocation on a site of `inventory.sites` (computed per comparison, not kept).
+   */
+  #expectedStock(row: number, code: string, siteId: number | undefined): unknown {
+    const { erp, rt } = this.#ctx;
+    const stock = erp.get(row, 'Stock');
+    if (typeof stock !== 'number') return stock;
+    const safety = safetyStockOf({ value: erp.get(row, SAFETY_FIELD) }, rt.config.inventory.safetyStock);
+    const placement = siteId === undefined ? undefined : placementOf(keyOf({ code, siteId }), rt.config.inventory);
+    const held = this.#ctx.reservations.get(code);
+    // No reservation, one site: what publishedStock would compute, without building its figure.
+    if (held === undefined && placement === undefined) return Math.max(0, stock - safety);
+    const { observedAt } = this.#ctx;
+    const cursor = erp.cursor(row);
+    const version = cursorToVersion(cursor);
+    const figure = { version: version ?? observedAt, at: observedAt, observedAt, ...(isTimestampCursor(cursor) && version !== null ? { changedAt: version } : {}) };
+    return publishedStock(stock, figure, held ?? NO_RESERVATIONS, safety, placement).published;
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * The reconcile: the ERP's full current set against the store's inventory, field by field, and only
+ * the differences queued. The ERP snapshot is read first and kept as the few fields it maps, in
+ * columns (`ErpSnapshot`); the store's inventory then streams past it item by item and is never held
+ * (see `reconcileWith`).
+ *
+ * Differences are merged as forced pending values: change detection would otherwise skip a value
+ * the store once acknowledged but no longer has. The version rule still applies: a snapshot row
+ * without a cursor takes the version the store last took for that field, so it may be resent but
+ * never overrides a newer change.
+ *
+ * Targets (issue 20): the store is read on every site the configuration writes to
+ * (`inventory.reconcile.siteIds`, `store.siteId`, `inventory.sites`, and each SiteId the ERP records
+ * name), and on each of those again for every price list the records name (`pricelistId`). Each store
+ * item is compared with the ERP rows of its target (reconcile-targets.ts) and only the differing targets
+ * are queued: a drift on site 2 is repaired on site 2 alone, one in a price list in that list alone.
+ * What the store lacks is told per site (reconcile-missing.ts): a SKU found on none of the sites read is
+ * looked up by code on the whole store, and one living on another site is reported "on site N", neither
+ * missing nor created. A store item that does not fit its schema is parked in `store-rejects`.
+ */
+import { INVENTORY_FIELDS } from '../../../erp/fields.js';
+import { createSource } from '../../../erp/index.js';
+import type { ChangeSource } from '../../../erp/types.js';
+import { ConfigError, formatIssue } from '../../../errors.js';
+import type { RecordReject } from '../../../store/records.js';
+import type { InventoryItem } from '../../../store/schemas/index.js';
+import type { FlowDeps } from '../../flow.js';
+import { PRIORITY } from '../enqueue.js';
+import { type InventoryRuntime, openInventoryRuntime } from '../runtime.js';
+import { targetRows } from '../snapshot/index.js';
+import { siteIdsOf } from '../target-key.js';
+import type { ReconcileReport } from '../types.js';
+import { StoreComparison } from './reconcile-compare.js';
+import { COMPARED } from './reconcile-diff.js';
+import { type ErpSide, readErp } from './reconcile-erp.js';
+import { missingTargets } from './reconcile-missing.js';
+import { decideOrphans, OrphanTally } from './reconcile-orphans.js';
+import { QUEUE_CHUNK, queueForced } from './reconcile-queue.js';
+import { configuredSites, readSite, type StoreRead } from './reconcile-store.js';
+import { TargetRules } from './reconcile-targets.js';
+
+/** Options of a reconcile run. */
+export interface ReconcileOptions {
+  /** Only this source (by name); default: every enabled source with a snapshot. */
+  source?: string;
+  /** Only these SKUs (the store is then read item by item). */
+  skus?: readonly string[];
+  /** Compare and report, write nothing. */
+  dryRun?: boolean;
+  /** Queue every ERP field, equal or not (a full push). */
+  force?: boolean;
+  /** Called after each ERP chunk: records done, and an estimate of the total (the store's count). */
+  onProgress?: (done: number, total: number) => void;
+  /** Differences and missing SKUs listed in the report (default 20). */
+  sampleSize?: number;
+  /** Stops the run between two ERP chunks (shutdown); what was queued so far stays queued. */
+  signal?: AbortSignal;
+  /** Act on store items no ERP source has even past the guard (`inventory.reconcile.orphans`). */
+  confirmOrphans?: boolean;
+}
+
+/** Runs a reconcile with its own connection and sources; see `reconcileWith`. */
+export async function runReconcile(deps: FlowDeps, options: ReconcileOptions = {}): Promise<ReconcileReport> {
+  const configs = deps.config.inventory.sources.filter((s) => (options.source === undefined ? s.enabled : s.name === options.source));
+  if (options.source !== undefined && configs.length === 0) {
+    throw new ConfigError([`inventory.sources: no source named "${options.source}"`]);
+  }
+  const rt = openInventoryRuntime(deps, { readOnly: options.dryRun === true });
+  const sources = configs.map((config) => createSource(config, { fields: INVENTORY_FIELDS, logger: rt.logger }));
+  try {
+    return await reconcileWith(rt, sources, options);
+  } finally {
+    await Promise.allSettled(sources.map((source) => source.close()));
+    await rt.close();
+  }
+}
+
+/**
+ * Compares the snapshots of `sources` with the store and queues the differing targets (unless dry run).
+ * The ERP side is read first and kept as just the fields it maps (about 130 bytes a SKU); the store's
+ * inventory then streams past it site by site, and list by list on each site, each item compared as it
+ * arrives and dropped, so the store's items (every field of them: names, properties) are never held. The
+ * store's answer for the first site is asked for while the ERP is read, and read once the ERP side is
+ * complete.
+ */
+export async function reconcileWith(rt: InventoryRuntime, sources: readonly ChangeSource[], options: ReconcileOptions = {}): Promise<ReconcileReport> {
+  const withSnapshot = sources.filter((source) => source.snapshot !== undefined);
+  if (options.source !== undefined && withSnapshot.length === 0) {
+    throw new ConfigError([`inventory.sources.${options.source}: this source has no snapshot to reconcile from`]);
+  }
+  const { inventory } = rt.config;
+  const siteIds = siteIdsOf(inventory);
+  const sampleSize = options.sampleSize ?? 20;
+  const skuFilter = options.skus ? new Set(options.skus) : undefined;
+  const report = emptyReport(rt, options, withSnapshot);
+  // The sites the configuration writes to are known now; each SiteId the ERP records name is added once
+  // the ERP is read. Unfiltered (null) reads them all.
+  const sites = configuredSites(rt);
+  report.sites = sites;
+  // Orphans are told only by a full run: every source read (each with a snapshot), every SKU.
+  const full = options.source === undefined && !skuFilter && withSnapshot.length > 0 && withSnapshot.length === sources.length;
+  const orphans = full ? new OrphanTally(inventory.reconcile.orphans, sampleSize) : undefined;
+  // Set once the ERP side is read: the store's items are compared against it from then on.
+  let ready: { side: ErpSide; rules: TargetRules; comparison: StoreComparison } | undefined;
+  // The ERP is read while the store prepares its answer for the first site: the store's body waits,
+  // unread, until the ERP side is complete (it must be, to compare), so memory holds the ERP side only.
+  const erpRead = (async () => {
+    const signal = options.signal ? { signal: options.signal } : {};
+    const side = await readErp(withSnapshot, report, {
+      skuFilter,
+      lists: inventory.priceLists,
+      sites: siteIds,
+      ...signal,
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    });
+    if (!sites.includes(null)) for (const siteId of side.sites) if (!sites.includes(siteId)) sites.push(siteId);
+    report.priceLists = [...side.lists].sort((a, b) => a - b);
+    // The store is compared with the published stock, so a reconcile never undoes a reservation.
+    const observedAt = rt.now();
+    const reservations = await rt.reservations.all();
+    const rules = new TargetRules(side.erp, siteIds, inventory.priceLists);
+    const { refused, erp } = side;
+    const comparison = new StoreComparison({ rt, erp, rules, report, refused, orphans, reservations, observedAt, force: options.force === true, sampleSize, ...signal });
+    ready = { side, rules, comparison };
+  })();
+  const rejects: RecordReject[] = [];
+  // readSite hands no item over before `erpRead` is done.
+  const visit = (item: InventoryItem, at: StoreRead): void => ready!.comparison.visit(item, at);
+  const read = (at: StoreRead): Promise<void> => readSite(rt, at, options.skus, visit, rejects, erpRead);
+  // configuredSites names one site at least; those the ERP names are added by the time the first is read.
+  // Both settle before either's error is thrown: a failed store request must not leave the ERP read running.
+  const [erpDone, firstSiteDone] = await Promise.allSettled([erpRead, read({ siteId: sites[0] ?? null })]);
+  if (erpDone.status === 'rejected') throw erpDone.reason;
+  if (firstSiteDone.status === 'rejected') throw firstSiteDone.reason;
+  // Then the other sites, then each price list the ERP names on every site.
+  for (const siteId of sites.slice(1)) await read({ siteId });
+  for (const siteId of sites) for (const priceListId of report.priceLists) await read({ siteId, priceListId });
+  options.onProgress?.(report.erpRecords, Math.max(report.erpRecords, report.storeItems));
+  const { side, rules, comparison: compared } = ready!;
+  const { erp } = side;
+
+  const toQueue = compared.queueItems();
+  toQueue.push(...(await missingTargets({ rt, erp, rules, coverage: compared.coverage, sites, rejects, report, sampleSize })));
+  const { priorities } = compared;
+  const orphanItems = decideOrphans(rt, orphans, report, { confirmed: options.confirmOrphans === true });
+  for (const item of orphanItems) priorities.set(item.sku, PRIORITY.decrease);
+  toQueue.push(...orphanItems);
+  report.orphans.queued = orphanItems.length;
+  if (report.dryRun) report.queued = new Set(targetRows(toQueue, inventory.priceLists, siteIds).map(({ sku }) => sku)).size;
+  else for (let i = 0; i < toQueue.length; i += QUEUE_CHUNK) report.queued += await queueForced(rt, toQueue.slice(i, i + QUEUE_CHUNK), priorities);
+
+  report.storeRejected = new Set(rejects.map((reject) => reject.id ?? reject.issues.map(formatIssue).join())).size;
+  if (!report.dryRun) {
+    await rt.storeRejects.park(rejects);
+    await rt.storeRejects.clear('inventory', storeCodes(side, compared));
+  }
+  report.itemsWithDifferences = compared.differing.size;
+  if (!skuFilter) {
+    // A partial run (some SKUs) says nothing about the drift of the whole catalogue.
+    rt.metrics.reconcileDrift.reset();
+    for (const field of COMPARED) rt.metrics.reconcileDrift.set({ field }, report.perField[field] ?? 0);
+  }
+  rt.logger.info({ ...report, sample: undefined, missingSample: undefined, onlyOnStoreSample: undefined }, 'inventory reconcile done');
+  rt.events.emit('inventory:reconcile:done', report);
+  return report;
+}
+
+/** The report before anything is read. */
+function emptyReport(rt: InventoryRuntime, options: ReconcileOptions, sources: readonly ChangeSource[]): ReconcileReport {
+  return {
+    dryRun: options.dryRun === true,
+    sources: sources.map((source) => source.name),
+    sites: [],
+    priceLists: [],
+    erpRecords: 0,
+    storeItems: 0,
+    differences: 0,
+    perField: {},
+    itemsWithDifferences: 0,
+    sample: [],
+    missingOnStore: 0,
+    missingSample: [],
+    onOtherSites: 0,
+    otherSiteSample: [],
+    onlyOnStore: 0,
+    onlyOnStoreSample: [],
+    orphans: { checked: false, action: rt.config.inventory.reconcile.orphans, toChange: 0, queued: 0, held: 0 },
+    rejected: 0,
+    storeRejected: 0,
+    queued: 0,
+  };
+}
+
+/** Every code the store showed: those of the ERP's SKUs, then the others. */
+function* storeCodes(side: ErpSide, compared: StoreComparison): Iterable<string> {
+  for (const [sku, first] of side.erp.skus()) if (compared.coverage.anywhere(first)) yield sku;
+  yield* compared.otherCodes;
+}
