@@ -10,11 +10,12 @@ import { maxCursor } from '../erp/cursor.js';
 import type { ChangeSource, Cursor, RejectedRecord, SourceRecord } from '../erp/types.js';
 import { shipmentRecordIssues } from './fulfillment/producer.js';
 import { FulfillmentState } from './fulfillment/state.js';
+import { checkKitRow } from './inventory/listing/index.js';
 import { inventoryRecordIssues } from './inventory/producer.js';
 import { InventoryState } from './inventory/state.js';
 
-/** The flows that poll ERP sources. */
-export type SourceFlow = 'inventory' | 'fulfillment';
+/** The flows that read ERP sources (`kits`: the compositions of `inventory.kits`, read by their snapshot). */
+export type SourceFlow = 'inventory' | 'fulfillment' | 'kits';
 
 /** What one dry read found. */
 export interface SourcePreview {
@@ -46,7 +47,15 @@ export function storedCursor(redis: Redis, prefix: string, flow: SourceFlow, sou
  */
 export async function previewSource(source: ChangeSource, options: { flow: SourceFlow; from: Cursor; limit: number; snapshot?: boolean; priceLists?: ReadonlyArray<{ id: number; code: string }>; sites?: readonly number[] }): Promise<SourcePreview> {
   const batch = options.snapshot ? await snapshotBatch(source, options.limit) : await source.readChanges(options.from, options.limit);
-  const check = options.flow === 'inventory' ? (record: SourceRecord) => inventoryRecordIssues(record, options.priceLists, options.sites) : shipmentRecordIssues;
+  const check =
+    options.flow === 'inventory'
+      ? (record: SourceRecord) => inventoryRecordIssues(record, options.priceLists, options.sites)
+      : options.flow === 'kits'
+        ? (record: SourceRecord) => {
+            const row = checkKitRow(record.fields, record.ref);
+            return Array.isArray(row) ? row : [];
+          }
+        : shipmentRecordIssues;
   const records: SourceRecord[] = [];
   const rejects: RejectedRecord[] = [...batch.rejected];
   for (const record of batch.records) {
