@@ -32,6 +32,8 @@ export interface KitCatalog {
   kitsContainingAny(codes: readonly string[]): Promise<Set<string>>;
   /** The kit's own rows (its direct components) and the source that gave them, or undefined when not a kit. */
   direct(code: string): Promise<{ source: string; components: KitComponent[] } | undefined>;
+  /** Every kit and what it resolves to (the reconcile compares kits with their figures). */
+  all(): Promise<Map<string, Resolved>>;
   /** The rows a source refused at its last complete read, by kit (or by the row's ref when it had no kit). */
   refused(source: string): Promise<Map<string, ValidationIssue[]>>;
 }
@@ -71,6 +73,7 @@ export function redisKitCatalog(redis: Redis, prefix: string): KitCatalog {
     explodeMany,
     kitsContainingAny,
     explode: async (code) => (await explodeMany([code])).get(code),
+    all: async () => explodeMany(await redis.smembers(key(prefix, 'codes'))),
     kitsContaining: async (component) => [...(await kitsContainingAny([component]))],
     direct: async (code) => {
       const raw = await redis.get(key(prefix, 'direct', code));
