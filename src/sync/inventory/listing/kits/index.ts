@@ -5,9 +5,9 @@
  * component's change re-queues its kits (`propagation.ts`).
  */
 export { type CompositionWrite, type KitCatalog, redisKitCatalog, writeComposition } from './catalog.js';
-export { checkKitRow, isCycle, type KitComponent, type KitCycle, kitFigure, type KitRow, type Resolved } from './composition.js';
+export { checkKitRow, type ComponentFigure, isCycle, type KitComponent, type KitCycle, kitFigure, type KitRow, type Resolved } from './composition.js';
 export { describeKit, type ExplainedKit, explainKit } from './explain.js';
-export { type ComponentFigure, type KitStock, planKitStock, readKitStocks } from './kit-stock.js';
+export { type KitStock, planKitStock, readKitStocks } from './kit-stock.js';
 export { requeueKits } from './propagation.js';
 export { refreshKits } from './refresh.js';
 export type { KitRuntime } from './runtime.js';
