@@ -103,6 +103,17 @@ export function resolveAll(direct: ReadonlyMap<string, readonly KitComponent[]>)
   return out;
 }
 
+/** Each cycle of a resolution once (the kits of a cycle, and those containing it, all name it). */
+export function cyclesOf(resolved: ReadonlyMap<string, Resolved>): string[][] {
+  const seen = new Map<string, string[]>();
+  for (const leaves of resolved.values()) {
+    if (!isCycle(leaves)) continue;
+    const id = [...leaves.cycle].sort().join('\u0000');
+    if (!seen.has(id)) seen.set(id, [...leaves.cycle]);
+  }
+  return [...seen.values()];
+}
+
 /** Every kit `kit` contains, directly or through another kit (for the reverse index), leaves included. */
 export function descendants(kit: string, direct: ReadonlyMap<string, readonly KitComponent[]>): Set<string> {
   const seen = new Set<string>();

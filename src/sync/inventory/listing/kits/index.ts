@@ -5,7 +5,7 @@
  * component's change re-queues its kits (`propagation.ts`).
  */
 export { type CompositionWrite, type KitCatalog, redisKitCatalog, writeComposition } from './catalog.js';
-export { checkKitRow, type ComponentFigure, isCycle, type KitComponent, type KitCycle, kitFigure, type KitRow, type Resolved } from './composition.js';
+export { checkKitRow, type ComponentFigure, cyclesOf, groupRows, isCycle, type KitComponent, type KitCycle, kitFigure, type KitRow, resolveAll,type Resolved } from './composition.js';
 export { describeKit, type ExplainedKit, explainKit } from './explain.js';
 export { type KitStock, planKitStock, readKitStocks } from './kit-stock.js';
 export { requeueKits } from './propagation.js';
