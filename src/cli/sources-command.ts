@@ -16,6 +16,7 @@ import type { Cursor } from '../erp/types.js';
 import { ConfigError, ErpError, StoreSyncError } from '../errors.js';
 import { createRedis, describeRedis, type RedisTarget } from '../queue/connection.js';
 import { redactText } from '../secrets.js';
+import { checkKitRow, cyclesOf, groupRows, resolveAll } from '../sync/inventory/listing/index.js';
 import { siteIdsOf } from '../sync/inventory/target-key.js';
 import { previewSource, type SourceFlow, type SourcePreview, storedCursor } from '../sync/source-preview.js';
 import { type CliContext, formatTable } from './context.js';
@@ -55,6 +56,8 @@ export interface SourceTestResult {
   error?: { code: string; message: string };
   /** A kits source: the kits its rows compose, each with its components (`quantity × code`). */
   kits?: Record<string, string[]>;
+  /** A kits source: the cycles among those kits, each as its codes in order (refused: their kits are not written). */
+  cycles?: string[][];
 }
 
 /** Registers `sources test`. */
@@ -135,7 +138,7 @@ async function testSources(
         // A sql source without a changes query is read by its snapshot diff, a kits source whole: its snapshot is shown.
         const snapshot = target.flow === 'kits' || (target.config.kind === 'sql' && target.config.changes === undefined);
         const preview = await previewSource(source, { flow: target.flow, from: stored ?? initial, limit, snapshot, priceLists: config.inventory.priceLists, sites: siteIdsOf(config.inventory) });
-        results.push({ ...base, readFrom: stored === undefined ? 'start' : 'stored', ...present(preview), ...(target.flow === 'kits' ? { kits: kitsOf(preview) } : {}) });
+        results.push({ ...base, readFrom: stored === undefined ? 'start' : 'stored', ...present(preview), ...(target.flow === 'kits' ? kitsOf(preview) : {}) });
       } catch (error) {
         if (error instanceof ConfigError) throw error;
         failures.push(error);
@@ -185,11 +188,15 @@ function present(preview: SourcePreview): Pick<SourceTestResult, 'from' | 'recor
   };
 }
 
-/** The kits a kits source's rows compose: kit → `quantity × component` (the refused rows left out). */
-function kitsOf(preview: SourcePreview): Record<string, string[]> {
-  const kits: Record<string, string[]> = {};
-  for (const { fields } of preview.records) (kits[String(fields.kit)] ??= []).push(`${String(fields.quantity)} × ${String(fields.component)}`);
-  return kits;
+/** The kits a kits source's rows compose (kit → `quantity × component`, the refused rows left out) and their cycles. */
+function kitsOf(preview: SourcePreview): Pick<SourceTestResult, 'kits' | 'cycles'> {
+  const rows = preview.records.flatMap((record) => {
+    const row = checkKitRow(record.fields, record.ref);
+    return Array.isArray(row) ? [] : [row];
+  });
+  const direct = groupRows(rows);
+  const kits = Object.fromEntries([...direct].map(([kit, components]) => [kit, components.map((c) => `${c.quantity} × ${c.code}`)]));
+  return { kits, cycles: cyclesOf(resolveAll(direct)) };
 }
 
 function messageOf(error: unknown): string {
@@ -219,6 +226,7 @@ function describe(result: SourceTestResult): string {
   if (result.kits) {
     const kits = Object.entries(result.kits);
     lines.push('', `Kits (${kits.length}):`, ...kits.map(([kit, components]) => `  ${kit} = ${components.join(' + ')}`));
+    for (const cycle of result.cycles ?? []) lines.push(`  cycle ${[...cycle, cycle[0]].join(' → ')} refused: its kits are not written`);
   }
   // Rows refused, each once, though a row may break several rules (one line each below).
   lines.push('', `Rejected (${result.refused}):`);

@@ -1,4 +1,4 @@
-/** `storesync sources test <kits source>`: the composition rows, the kits they make, and the rows refused with their reason. */
+/** `storesync sources test <kits source>`: the composition rows, the kits they make, a cycle refused, and the rows refused with their reason. */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +17,7 @@ let configFile: string;
 beforeAll(async () => {
   pg = await pgScratch();
   await pg.db.query(`CREATE TABLE ${pg.schema}.kits (kit text, component text, qty text)`);
-  await pg.db.query(`INSERT INTO ${pg.schema}.kits VALUES ('GIFT', 'MUG', '2'), ('GIFT', 'BOX', '1'), ('SIXPACK', 'CAN', '6'), ('GIFT', 'LID', '0'), ('BAG', 'FLOUR', 'half')`);
+  await pg.db.query(`INSERT INTO ${pg.schema}.kits VALUES ('GIFT', 'MUG', '2'), ('GIFT', 'BOX', '1'), ('SIXPACK', 'CAN', '6'), ('GIFT', 'LID', '0'), ('BAG', 'FLOUR', 'half'), ('LOOP-A', 'LOOP-B', '1'), ('LOOP-B', 'LOOP-A', '1')`);
   dir = await mkdtemp(join(tmpdir(), 'storesync-sources-kits-'));
   configFile = join(dir, 'config.yaml');
   const snapshot = `SELECT kit, component, qty AS quantity FROM ${pg.schema}.kits ORDER BY kit, component`;
@@ -35,13 +35,14 @@ describe('storesync sources test on a kits source', () => {
     expect(run.stderr).toBe('');
     expect(run.code).toBe(EXIT.ok);
     const [result] = (JSON.parse(run.stdout) as { sources: SourceTestResult[] }).sources;
-    expect(result).toMatchObject({ source: 'bundles', flow: 'kits', read: 5, refused: 2, kits: { GIFT: ['1 × BOX', '2 × MUG'], SIXPACK: ['6 × CAN'] } });
+    expect(result).toMatchObject({ source: 'bundles', flow: 'kits', read: 7, refused: 2, kits: { GIFT: ['1 × BOX', '2 × MUG'], SIXPACK: ['6 × CAN'] }, cycles: [['LOOP-A', 'LOOP-B']] });
     expect(result?.rejects.map(({ record, field, value, rule }) => ({ record, field, value, rule })).sort((a, b) => a.field.localeCompare(b.field))).toEqual([
       { record: 'BAG', field: 'quantity', value: 'half', rule: expect.any(String) },
       { record: expect.any(String), field: 'quantity', value: 0, rule: 'a number above 0' },
     ]);
     const text = await cli(['--config', configFile, 'sources', 'test', 'bundles']);
-    expect(text.stdout).toContain('Kits (2):');
+    expect(text.stdout).toContain('Kits (4):');
+    expect(text.stdout).toContain('  cycle LOOP-A → LOOP-B → LOOP-A refused: its kits are not written');
     expect(text.stdout).toContain('  GIFT = 1 × BOX + 2 × MUG');
   });
 });

@@ -14,7 +14,7 @@ import type { FlowDeps } from '../flow.js';
 import { type Allocation, appliesTo, describeAllocation, type ExplainedKit, explainKit, newestEntry, parseSkuReservations,placementOf, planStock, RESERVATION_MOVES_FIELD, RESERVATION_VERSION_FIELD, SAFETY_FIELD, safetyStockOf, type SiteFigure } from './listing/index.js';
 import { DiffState } from './snapshot/index.js';
 import { ACKED_AT_FIELD, InventoryState, type SkuState } from './state.js';
-import { keyOf, type PriceList, targetLabel, targetParts } from './target-key.js';
+import { homeSiteOf, keyOf, type PriceList, targetLabel, targetParts } from './target-key.js';
 import { type InventoryJobData, jobSkus, type PendingEntry } from './types.js';
 
 /** Jobs of each state looked through for the SKU's (the most recent first). */
@@ -119,7 +119,7 @@ export function resolvePriceList(lists: readonly PriceList[], named: string | un
 
 async function explainWith(redis: Redis, deps: FlowDeps, sku: string, options: { siteId?: number; priceListId?: number }): Promise<SkuExplanation> {
   const { config } = deps;
-  const inventoryState = new InventoryState(redis, config.redis.prefix);
+  const inventoryState = new InventoryState(redis, config.redis.prefix, homeSiteOf(config));
   // With inventory.sites and no --site, the first site's target (the allocation shows every site's figure).
   const siteId = options.siteId ?? config.inventory.sites[0]?.siteId;
   let key = keyOf({ code: sku, ...(siteId === undefined ? {} : { siteId }), ...(options.priceListId === undefined ? {} : { priceListId: options.priceListId }) });

@@ -15,6 +15,7 @@ import { openInventoryQueue } from './enqueue.js';
 import { openReservationStore, type ReservationStore } from './listing/index.js';
 import { type KitCatalog, redisKitCatalog } from './listing/index.js';
 import { InventoryState } from './state.js';
+import { homeSiteOf } from './target-key.js';
 import type { InventoryEvents, InventoryJobData } from './types.js';
 
 /** The shared handles of one inventory flow or reconcile run. */
@@ -65,7 +66,7 @@ export function openInventoryRuntime(deps: FlowDeps, options: RuntimeOptions = {
   });
   return {
     ...base,
-    state: new InventoryState(redis, prefix),
+    state: new InventoryState(redis, prefix, homeSiteOf(deps.config)),
     reservations: openReservationStore(redis, deps.config),
     ...(deps.config.inventory.kits.length > 0 ? { kits: redisKitCatalog(redis, prefix) } : {}),
     queue,

@@ -1,6 +1,8 @@
 /**
  * The inventory flow's state in Redis, per target (`{sku}` is the target's key, target-key.ts: the bare
  * Code for the default target, so state of releases before targets is the default target's):
+ * (with `store.siteId` listed in `inventory.sites`, that site's targets are kept under the bare-Code keys:
+ * `stateKeyOf`, target-key.ts):
  * - `inv:pending:{sku}`  field → JSON PendingEntry: values read from the ERP, not yet on the store;
  * - `inv:applied:{sku}`  field → version: the newest version the store has taken (or already had);
  * - `inv:acked:{sku}`    field → JSON value: what the store last acknowledged, for change detection;
@@ -18,7 +20,7 @@ import type { ChainableCommander, Redis } from 'ioredis';
 import { stateKey } from '../../queue/connection.js';
 import { SourceCursors } from '../drain-source.js';
 import { defineInventoryScripts, type ScriptCommands } from './state-scripts.js';
-import { codeOf } from './target-key.js';
+import { codeOf, stateKeyOf } from './target-key.js';
 import type { PendingEntry } from './types.js';
 
 /** The per-SKU keys. */
@@ -67,20 +69,23 @@ export class InventoryState {
   readonly #redis: Redis;
   readonly #prefix: string;
   readonly #scripts: ScriptCommands;
+  readonly #homeSite: number | undefined;
 
   /** The cursor of each source of this flow. */
   readonly cursors: SourceCursors;
 
-  constructor(redis: Redis, prefix: string) {
+  /** `homeSite`: the site whose targets continue the bare-Code state (`homeSiteOf`). */
+  constructor(redis: Redis, prefix: string, homeSite?: number) {
     this.#redis = redis;
     this.#prefix = prefix;
+    this.#homeSite = homeSite;
     this.cursors = new SourceCursors(redis, prefix, 'inv');
     this.#scripts = defineInventoryScripts(redis);
   }
 
   /** A target's key of `kind`; the reservations are per Code, shared by the Code's targets. */
   #key(kind: StateKind, sku: string): string {
-    return stateKey(this.#prefix, 'inv', kind, kind === 'res' ? codeOf(sku) : sku);
+    return stateKey(this.#prefix, 'inv', kind, kind === 'res' ? codeOf(sku) : stateKeyOf(sku, this.#homeSite));
   }
 
   /**

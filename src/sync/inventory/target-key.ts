@@ -9,6 +9,12 @@
  * key of storesync before targets, so state written by an earlier release is the default target's
  * without any migration. Other targets append `\u001f` + SiteId and `\u001e` + the list's id: control
  * characters a Code never holds (the key functions refuse one that does).
+ *
+ * One site continues the bare-Code state: `store.siteId` when `inventory.sites` lists it (`homeSiteOf`).
+ * Before the sites were listed, storesync wrote that site's copy under the bare Code (the PUT named no
+ * site: the copy the store takes by default); listed, it is the same store copy, so its targets keep
+ * their state under the bare-Code keys (`stateKeyOf`) instead of starting empty and sending every SKU
+ * again, and a job queued before the sites were listed is that site's (`homeTargetOf`).
  */
 import type { SourceRecord } from '../../erp/types.js';
 import type { ValidationIssue } from '../../errors.js';
@@ -90,6 +96,26 @@ export function priceListOf(fields: Record<string, unknown>, lists: readonly Pri
     return { record, field: 'PriceListId', value: byId, rule: `the id of PriceListCode ${String(byCode)} (${found.id})` };
   }
   return found;
+}
+
+/** The site whose targets continue the bare-Code state: `store.siteId` when `inventory.sites` lists it. */
+export function homeSiteOf(config: { store: { siteId?: number | undefined }; inventory: { sites: ReadonlyArray<{ siteId: number }> } }): number | undefined {
+  const own = config.store.siteId;
+  return own !== undefined && config.inventory.sites.some((site) => site.siteId === own) ? own : undefined;
+}
+
+/** The key a target's state is kept under: the home site's targets keep the keys of the release before sites. */
+export function stateKeyOf(key: string, homeSite: number | undefined): string {
+  if (homeSite === undefined) return key;
+  const { code, siteId, priceListId } = targetParts(key);
+  return siteId === homeSite ? keyOf({ code, ...(priceListId === undefined ? {} : { priceListId }) }) : key;
+}
+
+/** A key naming no site (a job queued before the sites were listed) is the home site's target. */
+export function homeTargetOf(key: string, homeSite: number | undefined): string {
+  if (homeSite === undefined) return key;
+  const { code, siteId, priceListId } = targetParts(key);
+  return siteId === undefined ? keyOf({ code, siteId: homeSite, ...(priceListId === undefined ? {} : { priceListId }) }) : key;
 }
 
 /** The site ids of `inventory.sites`, in their order. */

@@ -38,7 +38,7 @@ import { RereadGate } from './reread-gate.js';
 import type { InventoryRuntime } from './runtime.js';
 import type { PendingRead, Settlement, SkuState } from './state.js';
 import { StoreSlots } from './store-slots.js';
-import { codeOf, targetBody, targetLabel } from './target-key.js';
+import { codeOf, homeSiteOf, homeTargetOf, targetBody, targetLabel } from './target-key.js';
 import { type InventoryJobData, type JobOutcome,jobSkus } from './types.js';
 
 /** What a job returns (shown in the dashboard): a job of one SKU says what it sent, a batch counts. */
@@ -113,7 +113,9 @@ async function processInventoryJob(
   signal?: AbortSignal,
 ): Promise<InventoryJobResult> {
   const started = rt.now();
-  const skus = jobSkus(job.data);
+  // A job queued before inventory.sites listed store.siteId names the bare Code: that site's target.
+  const home = homeSiteOf(rt.config);
+  const skus = jobSkus(job.data).map((sku) => homeTargetOf(sku, home));
   const owner = String(job.id);
   // One round trip takes the locks and reads the states; one settles what was handled and unlocks.
   const states = await rt.state.lockAndReadMany(skus, owner, LOCK_TTL_MS);

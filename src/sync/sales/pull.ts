@@ -8,7 +8,10 @@
  * by a store clock running ahead, is always inside it.
  *
  * With `inventory.sites` a pull reads each site in turn, with its own watermark (pull-sites.ts says
- * which sites, and what a failing one does); a sale is keyed by the site it was read from.
+ * which sites, and what a failing one does); a sale is keyed by the site it was read from. Each site's
+ * sales are reserved as it is read, and the Codes whose reservations changed are queued once, after the
+ * last site: a figure written in between would ignore the sales of the sites not read yet, and overwrite
+ * the decrement the store made for them.
  */
 import { storeInstant } from '../../erp/sinks/sale-rows.js';
 import { formatQueryDate } from '../../store/dates.js';
@@ -16,7 +19,7 @@ import type { RecordReject } from '../../store/records.js';
 import type { SaleIterateOptions } from '../../store/sales.js';
 import type { Sale } from '../../store/schemas/index.js';
 import type { FlowDeps } from '../flow.js';
-import { reservationPullStatuses } from '../inventory/listing/index.js';
+import { ReservationChanges, reservationPullStatuses } from '../inventory/listing/index.js';
 import { updatePendingGauge } from './export-sale.js';
 import { pullEachSite, pullSites } from './pull-sites.js';
 import { openSalesRuntime, type SalesRuntime } from './runtime.js';
@@ -94,7 +97,14 @@ async function* salesToPull(
 export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Promise<PullReport> {
   const startedAt = rt.now();
   const sites = pullSites(rt.config);
-  const report = await pullEachSite(sites, (siteId) => pullSite(rt, options, { siteId, perSite: sites.perSite, startedAt }), rt.logger);
+  const changes = new ReservationChanges();
+  let report: PullReport;
+  try {
+    report = await pullEachSite(sites, (siteId) => pullSite(rt, options, { siteId, perSite: sites.perSite, startedAt, changes }), rt.logger);
+  } finally {
+    // Once every site was read (or tried: a failed site's sales wait for the next pull, as before).
+    await rt.reservations?.requeue(changes);
+  }
   if (!report.dryRun) rt.metrics.markSuccess('sales');
   // The activity log writes the line of a pull that queued something (sales:pull:done).
   rt.logger.debug({ ...report, sales: undefined }, report.dryRun ? 'sales pull (dry run)' : 'sales pulled');
@@ -108,10 +118,12 @@ interface SiteRead {
   /** Skip sales naming another site (see `PullSites.perSite`). */
   perSite: boolean;
   startedAt: number;
+  /** Where the read's reservation changes go, queued after the last site. */
+  changes: ReservationChanges;
 }
 
 /** Reads one site, queues its sales and, on a scheduled pull whose paging completed, moves its watermark. */
-async function pullSite(rt: SalesRuntime, options: PullOptions, { siteId, perSite, startedAt }: SiteRead): Promise<PullReport> {
+async function pullSite(rt: SalesRuntime, options: PullOptions, { siteId, perSite, startedAt, changes }: SiteRead): Promise<PullReport> {
   const { config } = rt;
   const timeZone = config.store.timeZone;
   const byReference = options.externalReferences !== undefined;
@@ -202,7 +214,7 @@ async function pullSite(rt: SalesRuntime, options: PullOptions, { siteId, perSit
   }
 
   // Reserved before any job is queued: a crash from here on loses no reservation.
-  if (reserving && rt.reservations) await rt.reservations.observe(observed);
+  if (reserving && rt.reservations) await rt.reservations.record(observed, changes);
   const states = await rt.state.getMany(candidates.map((c) => c.key));
   const pending: Array<SaleKey & { since: number }> = [];
   for (const [index, candidate] of candidates.entries()) {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { jobName } from '../../../src/sync/inventory/enqueue.js';
 import { fingerprint } from '../../../src/sync/inventory/snapshot/diff-state.js';
-import { keyOf, priceListOf, splitByTarget, targetBody, targetKey, targetLabel, targetParts } from '../../../src/sync/inventory/target-key.js';
+import { homeSiteOf, homeTargetOf, keyOf, priceListOf, splitByTarget, stateKeyOf, targetBody, targetKey, targetLabel, targetParts } from '../../../src/sync/inventory/target-key.js';
 
 const LISTS = [
   { id: 1, code: 'RETAIL' },
@@ -46,6 +46,30 @@ describe('targetKey', () => {
     expect(priceListOf({ PriceListCode: 'OUTLET' }, LISTS, 'SKU A-1')).toEqual({ record: 'SKU A-1', field: 'PriceListCode', value: 'OUTLET', rule: 'a price list of inventory.priceLists (1:RETAIL, 7:WHOLESALE)' });
     expect(priceListOf({ PriceListCode: 'RETAIL', PriceListId: 7 }, LISTS)).toMatchObject({ field: 'PriceListId', value: 7, rule: 'the id of PriceListCode RETAIL (1)' });
     expect(priceListOf({ Stock: 1 }, LISTS)).toBeUndefined();
+  });
+});
+
+describe('the home site (store.siteId listed in inventory.sites)', () => {
+  const sites = [{ siteId: 1 }, { siteId: 2 }];
+  it('is store.siteId only when the sites list it', () => {
+    expect(homeSiteOf({ store: { siteId: 2 }, inventory: { sites } })).toBe(2);
+    expect(homeSiteOf({ store: { siteId: 3 }, inventory: { sites } })).toBeUndefined();
+    expect(homeSiteOf({ store: {}, inventory: { sites } })).toBeUndefined();
+    expect(homeSiteOf({ store: { siteId: 2 }, inventory: { sites: [] } })).toBeUndefined();
+  });
+
+  it("keeps the home site's targets under the bare-Code keys, price list kept, and no other site's", () => {
+    expect(stateKeyOf(keyOf({ code: 'A-1', siteId: 2 }), 2)).toBe('A-1');
+    expect(stateKeyOf(keyOf({ code: 'A-1', siteId: 2, priceListId: 7 }), 2)).toBe(keyOf({ code: 'A-1', priceListId: 7 }));
+    expect(stateKeyOf(keyOf({ code: 'A-1', siteId: 1 }), 2)).toBe(keyOf({ code: 'A-1', siteId: 1 }));
+    expect(stateKeyOf(keyOf({ code: 'A-1', siteId: 2 }), undefined)).toBe(keyOf({ code: 'A-1', siteId: 2 }));
+  });
+
+  it("reads a key naming no site (a job queued before the sites were listed) as the home site's target", () => {
+    expect(homeTargetOf('A-1', 2)).toBe(keyOf({ code: 'A-1', siteId: 2 }));
+    expect(homeTargetOf(keyOf({ code: 'A-1', priceListId: 7 }), 2)).toBe(keyOf({ code: 'A-1', siteId: 2, priceListId: 7 }));
+    expect(homeTargetOf(keyOf({ code: 'A-1', siteId: 1 }), 2)).toBe(keyOf({ code: 'A-1', siteId: 1 }));
+    expect(homeTargetOf('A-1', undefined)).toBe('A-1');
   });
 });
 

@@ -140,6 +140,8 @@ export function planStock(state: SkuState, force: boolean, defaultSafety: number
   const erpVersion = Math.max(figure.version, safetyEntry?.version ?? Number.NEGATIVE_INFINITY);
   const resVersion = reservations.version;
   const appliedErp = state.applied.get('Stock');
+  // The store moves a listing itself for the sales placed or cancelled on it: with sites, its own site's.
+  const moves = placement ? (reservations.siteMoves?.get(placement.siteId) ?? 0) : reservations.moves;
   const appliedRes = state.applied.get(RESERVATION_VERSION_FIELD) ?? 0;
   // A forced value older than what the store took forces nothing (never stale); nor does a job forced
   // for other fields.
@@ -167,13 +169,16 @@ export function planStock(state: SkuState, force: boolean, defaultSafety: number
   const versions: Settlement[] = [
     ...handled.filter(({ field }) => field !== 'Stock').map(({ field, read }): Settlement => ({ mode: 'applied', field, read })),
     { mode: 'applied', field: RESERVATION_VERSION_FIELD, read: { raw: '', entry: { ...entry, version: resVersion } } },
-    { mode: 'applied', field: RESERVATION_MOVES_FIELD, read: { raw: '', entry: { ...entry, version: reservations.moves } } },
+    { mode: 'applied', field: RESERVATION_MOVES_FIELD, read: { raw: '', entry: { ...entry, version: moves } } },
   ];
-  // The store lowers its own stock when a sale is placed and raises it when one is cancelled; storesync
-  // learns of either only as a reservation added or released. After one, what the store last
-  // acknowledged is no longer what it shows: an ERP change and a new sale that cancel out (10 sent, a
-  // sale of 1 takes the store to 9, the ERP goes to 11: 11 − 1 = 10) must still be sent.
-  const storeMoved = reservations.moves !== (state.applied.get(RESERVATION_MOVES_FIELD) ?? 0);
+  // A write carries new information: a figure equal to what the store acknowledged is not sent, unless
+  // the store moved this listing itself since. It lowers its own stock when a sale is placed and raises
+  // it when one is cancelled; storesync learns of either only as a reservation added or released. After
+  // one on this listing (with sites: a sale of this target's site), what the store last acknowledged is
+  // no longer what it shows: an ERP change and a new sale that cancel out (10 sent, a sale of 1 takes the
+  // store to 9, the ERP goes to 11: 11 − 1 = 10) must still be sent. A sale on another site moves
+  // another copy: this site's equal figure is not sent again.
+  const storeMoved = moves !== (state.applied.get(RESERVATION_MOVES_FIELD) ?? 0);
   if (!forced && !storeMoved && state.acked.get('Stock') === computed.published) {
     return { onApplied: [], settled: [{ mode: 'applied', field: 'Stock', read: stock }, ...versions], passed, computed };
   }

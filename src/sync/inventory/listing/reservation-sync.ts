@@ -6,7 +6,10 @@
  * - `check`, on `inventory.reservations.schedule`: rebuilds a missing reservation set, books what the
  *   sink reports processed (SQL: `erp_processed_at`), releases after `releaseAfterMinutes`, and
  *   refreshes the gauges.
- * Every change queues the SKUs it touched, so their published stock is recomputed.
+ * Every change queues the SKUs it touched, so their published stock is recomputed. The pull's changes
+ * wait until every site of the pull was read (`record`, then `requeue` once): a figure computed after
+ * site 1's sales were read but before site 2's would ignore site 2's own sale, and overwrite the
+ * decrement the store made for it.
  */
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -31,6 +34,15 @@ export const RELEASING_STATUSES: readonly number[] = [-1, -2];
 export interface ObserveReport {
   reserved: number;
   released: number;
+}
+
+/**
+ * The Codes whose reservations a pull changed, gathered over its sites and queued once by `requeue`: a
+ * Code reserved anywhere goes first (its figures fall), one only released after.
+ */
+export class ReservationChanges {
+  readonly reserved = new Set<string>();
+  readonly released = new Set<string>();
 }
 
 /** What `check` did. */
@@ -94,8 +106,19 @@ export class ReservationSync {
     await enqueueSkus(this.#queue, codes.flatMap((code) => stockTargets(code, sites)), { priority });
   }
 
-  /** Reserves the lines of sales in a reserving status, releases those cancelled or rejected. */
+  /** Reserves the lines of sales in a reserving status, releases those cancelled or rejected, and queues their Codes. */
   async observe(sales: ReadonlyArray<{ siteId: number; sale: Sale; since: number }>): Promise<ObserveReport> {
+    const changes = new ReservationChanges();
+    const report = await this.record(sales, changes);
+    await this.requeue(changes);
+    return report;
+  }
+
+  /**
+   * What `observe` does without queueing: the Codes whose reservations changed are added to `changes`,
+   * for `requeue` once the pull has read every site.
+   */
+  async record(sales: ReadonlyArray<{ siteId: number; sale: Sale; since: number }>, changes: ReservationChanges): Promise<ObserveReport> {
     const { statuses } = this.#deps.config.inventory.reservations;
     const toReserve: SaleLines[] = [];
     const toRelease: ReservedSaleKey[] = [];
@@ -109,9 +132,16 @@ export class ReservationSync {
       }
     }
     const reserved = await this.store.reserve(toReserve);
-    await this.#enqueue(reserved, PRIORITY.decrease);
-    const released = await this.#release(toRelease, 'cancelled or rejected on the store');
-    return { reserved: reserved.length, released };
+    for (const code of reserved) changes.reserved.add(code);
+    const released = await this.#releaseOnly(toRelease, 'cancelled or rejected on the store');
+    for (const code of released) changes.released.add(code);
+    return { reserved: reserved.length, released: released.length === 0 ? 0 : toRelease.length };
+  }
+
+  /** Queues every site's target of the Codes in `changes`, once each. */
+  async requeue(changes: ReservationChanges): Promise<void> {
+    await this.#enqueue([...changes.reserved], PRIORITY.decrease);
+    await this.#enqueue([...changes.released].filter((code) => !changes.reserved.has(code)), PRIORITY.increase);
   }
 
   /** Books sales the ERP has processed at `bookedAt` (default: now); returns the SKUs whose figures follow. */
@@ -208,11 +238,17 @@ export class ReservationSync {
   }
 
   async #release(keys: readonly ReservedSaleKey[], reason: string): Promise<number> {
-    if (keys.length === 0) return 0;
-    const skus = await this.store.release(keys, reason, this.#deps.now());
+    const skus = await this.#releaseOnly(keys, reason);
     await this.#enqueue(skus, PRIORITY.increase);
-    if (skus.length > 0) this.#deps.logger.info({ sales: keys.length, skus: skus.length, reason }, 'reservations released');
     return skus.length === 0 ? 0 : keys.length;
+  }
+
+  /** Releases, without queueing; returns the SKUs whose reservations changed. */
+  async #releaseOnly(keys: readonly ReservedSaleKey[], reason: string): Promise<string[]> {
+    if (keys.length === 0) return [];
+    const skus = await this.store.release(keys, reason, this.#deps.now());
+    if (skus.length > 0) this.#deps.logger.info({ sales: keys.length, skus: skus.length, reason }, 'reservations released');
+    return skus;
   }
 
   async #readSales(keys: readonly ReservedSaleKey[]): Promise<Array<{ siteId: number; sale: Sale; since: number }>> {

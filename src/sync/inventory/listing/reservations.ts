@@ -32,10 +32,11 @@
  * what the store last acknowledged, and also when equal after a reservation was added or released: the
  * store lowers its own stock when a sale is placed and raises it when one is cancelled, so what it last
  * acknowledged is no longer what it shows. A second counter, `moves`, raised by reserving and releasing
- * only (a booking or a prune moves nothing on the store), tells the worker so (`published-stock.ts`).
+ * only (a booking or a prune moves nothing on the store), tells the worker so (`published-stock.ts`);
+ * `moves:{site}` counts those of the site's sales alone: a sale moves only its own site's copy.
  *
  * Keys, under `redis.prefix` (next to the SKU state, `state:inv:…`):
- *   inv:res:{sku}            hash  "{site}:{sale}" → "qty|since[|bookedAt|seenAt]", `version` and `moves` → counters
+ *   inv:res:{sku}            hash  "{site}:{sale}" → "qty|since[|bookedAt|seenAt]"; `version`, `moves`, `moves:{site}` → counters
  *   inv:ressale:{site}:{id}  hash  {state: open|booked|released, since, lines (JSON sku → qty), bookedAt,
  *                                   seenAt, releasedAt, reason}; booked and released records expire after
  *                                   `sales.stateTtlDays`, and until then keep a later pull from reserving
@@ -77,6 +78,8 @@ export interface SkuReservations {
   version: number;
   /** Raised by the changes that follow a move of the store's own stock: reserving and releasing. */
   moves: number;
+  /** The same, per site of the sales (a sale moves its own site's copy only); none kept before sites. */
+  siteMoves?: ReadonlyMap<number, number>;
   entries: Reservation[];
 }
 
@@ -110,20 +113,24 @@ export interface ReservationStats {
 /** Sale entries in a SKU's reservation hash (its fields less the counters). */
 const COUNT_ENTRIES = `
 local function entries(key)
-  local n = redis.call('HLEN', key)
-  for _, counter in ipairs({ 'version', 'moves' }) do n = n - redis.call('HEXISTS', key, counter) end
+  local n = 0
+  for _, field in ipairs(redis.call('HKEYS', key)) do
+    if string.match(field, '^%d+:%d+$') then n = n + 1 end
+  end
   return n
 end
 `;
 
 const RESERVE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local siteMoves = 'moves:' .. string.match(ARGV[1], '^(%d+):')
 redis.call('HSET', KEYS[1], 'state', 'open', 'since', ARGV[2], 'lines', ARGV[3])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
 for i = 4, #KEYS do
   redis.call('HSET', KEYS[i], ARGV[1], ARGV[2 * (i - 4) + 5])
   redis.call('HINCRBY', KEYS[i], 'version', 1)
   redis.call('HINCRBY', KEYS[i], 'moves', 1)
+  redis.call('HINCRBY', KEYS[i], siteMoves, 1)
   redis.call('SADD', KEYS[3], ARGV[2 * (i - 4) + 4])
 end
 return 1
@@ -148,6 +155,7 @@ return 1
 const RELEASE = `${COUNT_ENTRIES}
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state or state == 'released' then return 0 end
+local siteMoves = 'moves:' .. string.match(ARGV[1], '^(%d+):')
 redis.call('HSET', KEYS[1], 'state', 'released', 'releasedAt', ARGV[2], 'reason', ARGV[4])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('ZREM', KEYS[2], ARGV[1])
@@ -155,6 +163,7 @@ for i = 4, #KEYS do
   if redis.call('HDEL', KEYS[i], ARGV[1]) == 1 then
     redis.call('HINCRBY', KEYS[i], 'version', 1)
     redis.call('HINCRBY', KEYS[i], 'moves', 1)
+    redis.call('HINCRBY', KEYS[i], siteMoves, 1)
     if entries(KEYS[i]) == 0 then redis.call('SREM', KEYS[3], ARGV[i + 1]) end
   end
 end
@@ -192,12 +201,11 @@ export function parseSkuReservations(hash: Record<string, string> | null | undef
   const entries: Reservation[] = [];
   let version = 0;
   let moves = 0;
+  const siteMoves = new Map<number, number>();
   for (const [member, raw] of Object.entries(hash ?? {})) {
-    if (member === 'version' || member === 'moves') {
-      if (member === 'version') version = Number(raw);
-      else moves = Number(raw);
-      continue;
-    }
+    if (member === 'version') version = Number(raw);
+    else if (member === 'moves') moves = Number(raw);
+    else if (member.startsWith('moves:')) siteMoves.set(Number(member.slice('moves:'.length)), Number(raw));
     const key = parseMember(member);
     const [quantity, since, bookedAt, seenAt] = raw.split('|').map(Number);
     if (!key || quantity === undefined || since === undefined) continue;
@@ -211,7 +219,7 @@ export function parseSkuReservations(hash: Record<string, string> | null | undef
     });
   }
   entries.sort((a, b) => a.since - b.since || a.saleId - b.saleId);
-  return { version, moves, entries };
+  return { version, moves, siteMoves, entries };
 }
 
 function parseSale(key: ReservedSaleKey, hash: Record<string, string>): ReservedSale | null {

@@ -75,6 +75,43 @@ describe('published stock', () => {
     // A hash written before the counter existed counts as no move (as before it existed).
     expect(planStock({ ...state(2), applied: new Map([['Stock', 5]]), reservations: { version: '3', '1:1': open.raw } }, false, 0).send).toBeUndefined();
   });
+  it('with sites, resends an equal figure only to the site whose own copy a sale placed or cancelled moved', () => {
+    // Split 0.5 / 0.3 / 0.2 of ERP 20: site 3's part is 4 whatever site 1 sells (its 2 units stay within its part of 10).
+    const sites = [
+      { siteId: 1, share: 0.5, safetyStock: 0 },
+      { siteId: 2, share: 0.3, safetyStock: 0 },
+      { siteId: 3, share: 0.2, safetyStock: 0 },
+    ];
+    const figure: PendingEntry = { value: 20, version: 5, at: 1, source: 'erp' };
+    // The store acknowledged `acked` with the reservation counters at 3 (version) and `movedBefore` (this site's moves).
+    const state = (acked: number, movedBefore: number): SkuState => ({
+      pending: new Map(),
+      applied: new Map([
+        ['Stock', 5],
+        [RESERVATION_VERSION_FIELD, 3],
+        [RESERVATION_MOVES_FIELD, movedBefore],
+      ]),
+      acked: new Map([['Stock', acked]]),
+      erp: new Map([['Stock', figure]]),
+      // A sale of 2 on site 1 reserved since: every counter of the Code moved, site 1's alone among the sites.
+      reservations: { version: '4', moves: '4', 'moves:1': '1', 'moves:3': '0', '1:1': open.raw },
+    });
+    const site = (siteId: number) => ({ siteId, sites, mode: 'split' as const });
+    // Site 3 still shows the 4 it acknowledged: no sale touched its copy, so 4 is not sent again.
+    const untouched = planStock(state(4, 0), false, 0, site(3));
+    expect(untouched.computed?.published).toBe(4);
+    expect(untouched.send, 'an equal figure for a site no sale moved').toBeUndefined();
+    expect(untouched.settled.find((s) => s.field === RESERVATION_MOVES_FIELD)?.read.entry.version).toBe(0);
+    // Site 1's copy took the 2 units itself: 8 differs from the 10 it acknowledged, and is sent.
+    expect(planStock(state(10, 0), false, 0, site(1)).send?.entry.value).toBe(8);
+    // Equal to what site 1 acknowledged, yet its copy moved since (the store's own arithmetic): sent.
+    const moved = planStock(state(8, 0), false, 0, site(1));
+    expect(moved.send?.entry.value).toBe(8);
+    expect(moved.onApplied.find((s) => s.field === RESERVATION_MOVES_FIELD)?.read.entry.version).toBe(1);
+    // A hash written before per-site counters: an equal figure is sent once (publishing the same is safe).
+    expect(planStock({ ...state(4, 2), reservations: { version: '4', moves: '4', '1:1': open.raw } }, false, 0, site(3)).send?.entry.value).toBe(4);
+  });
+
   it('never sends an ERP figure older than the version the store took, even forced, and drops it from pending', () => {
     // The store took version 7 (a later figure); version 5 comes back (a source re-read from an older cursor).
     const late: PendingEntry = { value: 4, version: 5, at: 3, source: 'erp' };

@@ -270,8 +270,8 @@ describe('reservations', () => {
     expect(storeStock('R-2')).toBe(12);
     // 10 first, then ERP − reserved (the store had already taken 4 itself), then the ERP figure back.
     expect(stockWrites('R-2')).toEqual([10, 6, 8, 12]);
-    // Reserved and released: two moves of the store's own stock; the SKU leaves the reconcile's set.
-    expect(await sales.reservations!.store.forSku('R-2')).toEqual({ version: 2, moves: 2, entries: [] });
+    // Reserved and released: two moves of the store's own stock (of site 1's copy); the SKU leaves the reconcile's set.
+    expect(await sales.reservations!.store.forSku('R-2')).toEqual({ version: 2, moves: 2, siteMoves: new Map([[1, 2]]), entries: [] });
     expect((await sales.reservations!.store.all()).has('R-2')).toBe(false);
     expect((await sales.reservations!.store.sale({ siteId: 1, saleId: 502 }))?.state).toBe('released');
     expect((await explainSku(deps, 'R-2')).reservations).toEqual([]);
@@ -426,6 +426,6 @@ describe('reservations', () => {
     expect((await explainSku(deps, 'R-5')).reservations).toEqual([]);
     // Pruned, the SKU leaves the set the reconcile reads; its counters stay (the booking and prune moved nothing).
     expect((await sales.reservations!.store.all()).has('R-5')).toBe(false);
-    expect(await sales.reservations!.store.forSku('R-5')).toEqual({ version: 2, moves: 1, entries: [] });
+    expect(await sales.reservations!.store.forSku('R-5')).toEqual({ version: 2, moves: 1, siteMoves: new Map([[1, 1]]), entries: [] });
   });
 });

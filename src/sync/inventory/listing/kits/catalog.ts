@@ -15,7 +15,7 @@ import type { Redis } from 'ioredis';
 import type { ValidationIssue } from '../../../../errors.js';
 import { stateKey } from '../../../../queue/connection.js';
 import { execOrThrow } from '../../state.js';
-import { descendants, groupRows, isCycle, type KitComponent, type KitCycle, type KitRow, resolveAll,type Resolved } from './composition.js';
+import { cyclesOf, descendants, groupRows, isCycle, type KitComponent, type KitCycle, type KitRow, resolveAll,type Resolved } from './composition.js';
 
 /** The compositions storesync knows, kept in Redis under the prefix (memory independent of the catalog). */
 export interface KitCatalog {
@@ -32,6 +32,8 @@ export interface KitCatalog {
   kitsContainingAny(codes: readonly string[]): Promise<Set<string>>;
   /** The kit's own rows (its direct components) and the source that gave them, or undefined when not a kit. */
   direct(code: string): Promise<{ source: string; components: KitComponent[] } | undefined>;
+  /** Every kit and what it resolves to (the reconcile compares kits with their figures). */
+  all(): Promise<Map<string, Resolved>>;
   /** The rows a source refused at its last complete read, by kit (or by the row's ref when it had no kit). */
   refused(source: string): Promise<Map<string, ValidationIssue[]>>;
 }
@@ -71,6 +73,7 @@ export function redisKitCatalog(redis: Redis, prefix: string): KitCatalog {
     explodeMany,
     kitsContainingAny,
     explode: async (code) => (await explodeMany([code])).get(code),
+    all: async () => explodeMany(await redis.smembers(key(prefix, 'codes'))),
     kitsContaining: async (component) => [...(await kitsContainingAny([component]))],
     direct: async (code) => {
       const raw = await redis.get(key(prefix, 'direct', code));
@@ -140,7 +143,7 @@ export async function writeComposition(
   }
   for (const [kit, entry] of direct) if (entry.source === source) multi.set(key(prefix, 'direct', kit), JSON.stringify(entry));
   await execOrThrow(multi);
-  const cycles = uniqueCycles(resolved);
+  const cycles = cyclesOf(resolved);
   return { kits: mine.size, changed: [...changed].sort(), cycles };
 }
 
@@ -152,15 +155,4 @@ function refusedByKit(refused: ReadonlyArray<{ kit?: string; ref: string; issues
     byKit.set(id, [...(byKit.get(id) ?? []), ...issues]);
   }
   return new Map([...byKit].map(([kit, issues]) => [kit, JSON.stringify(issues)]));
-}
-
-/** Each cycle once (the kits of a cycle, and those containing it, all name it). */
-function uniqueCycles(resolved: ReadonlyMap<string, Resolved>): string[][] {
-  const seen = new Map<string, string[]>();
-  for (const leaves of resolved.values()) {
-    if (!isCycle(leaves)) continue;
-    const id = [...leaves.cycle].sort().join('\u0000');
-    if (!seen.has(id)) seen.set(id, [...leaves.cycle]);
-  }
-  return [...seen.values()];
 }

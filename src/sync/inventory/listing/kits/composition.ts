@@ -103,6 +103,17 @@ export function resolveAll(direct: ReadonlyMap<string, readonly KitComponent[]>)
   return out;
 }
 
+/** Each cycle of a resolution once (the kits of a cycle, and those containing it, all name it). */
+export function cyclesOf(resolved: ReadonlyMap<string, Resolved>): string[][] {
+  const seen = new Map<string, string[]>();
+  for (const leaves of resolved.values()) {
+    if (!isCycle(leaves)) continue;
+    const id = [...leaves.cycle].sort().join('\u0000');
+    if (!seen.has(id)) seen.set(id, [...leaves.cycle]);
+  }
+  return [...seen.values()];
+}
+
 /** Every kit `kit` contains, directly or through another kit (for the reverse index), leaves included. */
 export function descendants(kit: string, direct: ReadonlyMap<string, readonly KitComponent[]>): Set<string> {
   const seen = new Set<string>();
@@ -122,23 +133,30 @@ function tidy(quantity: number): number {
   return Number(quantity.toPrecision(12));
 }
 
+/** One component as a kit's figure used it: its sellable figure (undefined: unknown) and the whole kits it allows. */
+export interface ComponentFigure extends KitComponent {
+  sellable?: number;
+  kits: number;
+}
+
 /**
  * A kit's figure from its components' sellable figures: `min over components of floor(sellable ÷
  * quantity)`; a component without a figure (unknown to the ERP, vanished) makes it 0. Returns the
- * figure and the component that limits it (the first of the lowest), if any.
+ * figure, the component that limits it (the first of the lowest), if any, and each component's part.
  */
-export function kitFigure(components: readonly KitComponent[], sellable: (code: string) => number | undefined): { figure: number; limiting?: string } {
+export function kitFigure(components: readonly KitComponent[], sellable: (code: string) => number | undefined): { figure: number; limiting?: string; components: ComponentFigure[] } {
   let figure = Number.POSITIVE_INFINITY;
   let limiting: string | undefined;
-  for (const { code, quantity } of components) {
-    const own = sellable(code);
+  const parts = components.map((component): ComponentFigure => {
+    const own = sellable(component.code);
     // A hair of slack: 3 ÷ 0.1 is 29.999999999999996 in floating point.
-    const units = own === undefined ? 0 : Math.floor(own / quantity + 1e-9);
-    if (units < figure) {
-      figure = units;
-      limiting = code;
+    const kits = own === undefined ? 0 : Math.max(0, Math.floor(own / component.quantity + 1e-9));
+    if (kits < figure) {
+      figure = kits;
+      limiting = component.code;
     }
-  }
-  if (limiting === undefined) return { figure: 0 };
-  return { figure: Math.max(0, figure), limiting };
+    return { ...component, ...(own === undefined ? {} : { sellable: own }), kits };
+  });
+  if (limiting === undefined) return { figure: 0, components: parts };
+  return { figure, limiting, components: parts };
 }

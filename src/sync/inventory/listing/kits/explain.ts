@@ -9,8 +9,8 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../../../../config/schema.js';
 import type { ValidationIssue } from '../../../../errors.js';
 import { redisKitCatalog } from './catalog.js';
-import type { KitComponent } from './composition.js';
-import { type ComponentFigure, readKitStocks } from './kit-stock.js';
+import type { ComponentFigure, KitComponent } from './composition.js';
+import { readKitStocks } from './kit-stock.js';
 
 /** A kit explained. */
 export interface ExplainedKit {

@@ -6,9 +6,9 @@
  * exported as them (`sale-lines.ts`).
  */
 export { type CompositionWrite, type KitCatalog, redisKitCatalog, writeComposition } from './catalog.js';
-export { checkKitRow, isCycle, type KitComponent, type KitCycle, kitFigure, type KitRow, type Resolved } from './composition.js';
+export { checkKitRow, type ComponentFigure, cyclesOf, groupRows, isCycle, type KitComponent, type KitCycle, kitFigure, type KitRow, resolveAll,type Resolved } from './composition.js';
 export { describeKit, type ExplainedKit, explainKit } from './explain.js';
-export { type ComponentFigure, type KitStock, planKitStock, readKitStocks } from './kit-stock.js';
+export { type KitStock, planKitStock, readKitStocks } from './kit-stock.js';
 export { requeueKits } from './propagation.js';
 export { refreshKits } from './refresh.js';
 export type { KitRuntime } from './runtime.js';

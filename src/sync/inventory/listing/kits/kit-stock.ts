@@ -21,16 +21,8 @@ import { placementOf } from '../allocation.js';
 import { type Figure, publishedStock, RESERVATION_MOVES_FIELD, SAFETY_FIELD, safetyStockOf, type StockPlan } from '../published-stock.js';
 import { parseSkuReservations } from '../reservations.js';
 import type { KitCatalog } from './catalog.js';
-import { isCycle, type KitComponent, kitFigure, type Resolved } from './composition.js';
+import { type ComponentFigure, isCycle, kitFigure, type Resolved } from './composition.js';
 import type { KitRuntime } from './runtime.js';
-
-/** One component of a kit as the figure used it. */
-export interface ComponentFigure extends KitComponent {
-  /** What storesync would publish for the component itself; undefined when the ERP has no stock of it. */
-  sellable?: number;
-  /** Whole kits this component allows: `floor(sellable ÷ quantity)`, 0 when unknown. */
-  kits: number;
-}
 
 /** A kit target's figure and how it was reached (`inventory explain` shows it). */
 export type KitStock =
@@ -73,12 +65,7 @@ export async function readKitStocks(rt: Pick<KitRuntime, 'redis' | 'config'>, ca
       out.set(key, { kit, cycle: leaves.cycle });
       continue;
     }
-    const figureFor = (code: string): number | undefined => sellable.get(componentKey(key, code));
-    const { figure, limiting } = kitFigure(leaves, figureFor);
-    const components = leaves.map((leaf) => {
-      const own = figureFor(leaf.code);
-      return { ...leaf, ...(own === undefined ? {} : { sellable: own }), kits: own === undefined ? 0 : Math.floor(own / leaf.quantity + 1e-9) };
-    });
+    const { figure, limiting, components } = kitFigure(leaves, (code) => sellable.get(componentKey(key, code)));
     out.set(key, { kit, components, figure, ...(limiting === undefined ? {} : { limiting }) });
   }
   return out;

@@ -185,4 +185,16 @@ describe('kits from their components', () => {
     expect((await explainSku(deps, 'GIFT')).kit?.refused.map((issue) => issue.field).sort(), 'explain lists the kit\'s refused rows').toEqual(['component', 'quantity', 'quantity']);
     expect(await rt.kits!.explode('GIFT'), 'GIFT keeps its good rows').toEqual([{ code: 'BOX', quantity: 1 }, { code: 'MUG', quantity: 2 }]);
   }, 60_000);
+
+  it('reconciles a kit with its figure, never with its own ERP stock, and never takes a kit without an ERP row for an orphan', async () => {
+    await idle();
+    // MUG sellable 4 → 2 gift sets; BOX 4 − 1 − 3 reserved = 0: GIFT 0. The ERP's GIFT row says 50.
+    expect(shown('GIFT')).toBe(0);
+    h.sim.upsertItem({ Code: 'GIFT', Stock: 7 });
+    const report = await flow.reconcile();
+    expect(report.sample.filter((d) => d.sku === 'GIFT'), 'the kit compared with its figure').toEqual([expect.objectContaining({ field: 'Stock', erp: 0, store: 7 })]);
+    expect(report.onlyOnStoreSample.filter((code) => ['SIXPACK', 'HAMPER', 'GHOST', 'LOOP-A', 'LOOP-B'].includes(code)), 'kits are no orphans').toEqual([]);
+    await idle();
+    expect(shown('GIFT'), 'the reconcile queued the kit, its job wrote the figure').toBe(0);
+  }, 60_000);
 });
