@@ -86,17 +86,19 @@ async function setErpStock(code: string, qty: number): Promise<void> {
 
 let saleId = 1000;
 /** Places a sale of `lines` on the store (kit lines marked IsCombo, as a store that knows them does); returns its id. */
-function placeSale(lines: Lines): number {
+function placeSale(lines: Lines, siteId = 1): number {
   saleId += 1;
   const items = Object.entries(lines).map(([Code, Quantity]) => ({ Code, Quantity, IsCombo: Code in KITS }));
-  h.sim.addSale({ Id: saleId, SiteId: 1, Status: 1, CreationDate: formatStoreDate(Date.now() - 60_000, TIME_ZONE), Items: items });
+  h.sim.addSale({ Id: saleId, SiteId: siteId, Status: 1, CreationDate: formatStoreDate(Date.now() - 60_000, TIME_ZONE), Items: items });
   return saleId;
 }
 
-async function open(exportAs: 'kit' | 'components' = 'kit'): Promise<void> {
+/** `sites`: `inventory.sites` split half and half, no `store.siteId` (the pull reads each site). */
+async function open(exportAs: 'kit' | 'components' = 'kit', sites = false): Promise<void> {
   deps = h.deps({
-    store: { siteId: 1, timeZone: TIME_ZONE },
+    store: { ...(sites ? {} : { siteId: 1 }), timeZone: TIME_ZONE },
     inventory: {
+      ...(sites ? { sites: [{ siteId: 1, share: 0.5 }, { siteId: 2, share: 0.5 }], allocation: 'split' } : {}),
       safetyStock: SAFETY,
       sources: [
         {
@@ -181,6 +183,26 @@ describe('selling kits', () => {
     // MUG 6 − 1 = 5, BOX 8 − 1 = 7, COFFEE back to 9; GIFT 2, BREAKFAST 5, SAMPLER 18.
     expect(CODES.map(storeStock)).toEqual([5, 7, 9, 2, 5, 18]);
     expect((await explainSku(deps, 'MUG')).reservations).toEqual([]);
+  });
+
+  it('reserves a kit sale under the sale\'s site: with split stock only that site\'s components and kits drop', async () => {
+    await h.close();
+    h = await createHarness(CODES.map((Code) => ({ Code, Stock: 0, Price: 10 })), { itemsPerSite: [1, 2] });
+    await open('kit', true);
+    await setErpStock('MUG', 21);
+    await setErpStock('BOX', 11);
+    await setErpStock('COFFEE', 11);
+    await flow.poll('erp');
+    await idle();
+    const onSite = (siteId: number): Array<number | undefined> => ['MUG', 'BOX', 'GIFT'].map((code) => h.sim.state.itemOn(code, siteId)?.item.Stock);
+    // Half of the sellable stock each: MUG 10, BOX 5, GIFT min(floor(10/2), 5) = 5.
+    expect([onSite(1), onSite(2)]).toEqual([[10, 5, 5], [10, 5, 5]]);
+    placeSale({ GIFT: 2 }, 2);
+    await runPull(sales);
+    await idle();
+    // Site 2's own sale comes off site 2's half: MUG 10 − 4 = 6, BOX 5 − 2 = 3, GIFT min(3, 3) = 3; site 1 keeps its figures.
+    expect([onSite(1), onSite(2)]).toEqual([[10, 5, 5], [6, 3, 3]]);
+    expect((await explainSku(deps, 'MUG', { siteId: 2 })).reservations).toMatchObject([{ siteId: 2, quantity: 4 }]);
   });
 
   it('sends a kit whose figure comes out as before after a sale of it: the store had lowered the kit\'s listing itself', async () => {
