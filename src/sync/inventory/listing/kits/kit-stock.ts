@@ -15,7 +15,7 @@ import type { Redis } from 'ioredis';
 
 import { stateKey } from '../../../../queue/connection.js';
 import { execOrThrow, type Settlement, type SkuState } from '../../state.js';
-import { keyOf, targetParts } from '../../target-key.js';
+import { homeSiteOf, keyOf, stateKeyOf, targetParts } from '../../target-key.js';
 import type { PendingEntry } from '../../types.js';
 import { placementOf } from '../allocation.js';
 import { type Figure, publishedStock, RESERVATION_MOVES_FIELD, SAFETY_FIELD, safetyStockOf, type StockPlan } from '../published-stock.js';
@@ -25,9 +25,7 @@ import { type ComponentFigure, isCycle, kitFigure, type Resolved } from './compo
 import type { KitRuntime } from './runtime.js';
 
 /** A kit target's figure and how it was reached (`inventory explain` shows it). */
-export type KitStock =
-  | { kit: string; components: ComponentFigure[]; figure: number; limiting?: string }
-  | { kit: string; cycle: readonly string[] };
+export type KitStock = { kit: string; siteId?: number } & ({ components: ComponentFigure[]; figure: number; limiting?: string } | { cycle: readonly string[] });
 
 /** The key of a component's target on the kit target's site. */
 function componentKey(kitKey: string, component: string): string {
@@ -60,13 +58,14 @@ export async function readKitStocks(rt: Pick<KitRuntime, 'redis' | 'config'>, ca
   const sellable = await readSellable(rt.redis, rt.config, wanted);
   for (const key of kitKeys) {
     const leaves = leavesOf(key);
-    const kit = targetParts(key).code;
+    const { code: kit, siteId } = targetParts(key);
+    const base = { kit, ...(siteId === undefined ? {} : { siteId }) };
     if (isCycle(leaves)) {
-      out.set(key, { kit, cycle: leaves.cycle });
+      out.set(key, { ...base, cycle: leaves.cycle });
       continue;
     }
     const { figure, limiting, components } = kitFigure(leaves, (code) => sellable.get(componentKey(key, code)));
-    out.set(key, { kit, components, figure, ...(limiting === undefined ? {} : { limiting }) });
+    out.set(key, { ...base, components, figure, ...(limiting === undefined ? {} : { limiting }) });
   }
   return out;
 }
@@ -74,9 +73,10 @@ export async function readKitStocks(rt: Pick<KitRuntime, 'redis' | 'config'>, ca
 /** What storesync would publish for each component target of `keys` (absent: the ERP has no stock of it). */
 async function readSellable(redis: Redis, config: KitRuntime['config'], keys: readonly string[]): Promise<Map<string, number>> {
   const { prefix } = config.redis;
+  const home = homeSiteOf(config);
   const pipeline = redis.pipeline();
   for (const key of keys) {
-    pipeline.hmget(stateKey(prefix, 'inv', 'erp', key), 'Stock', SAFETY_FIELD);
+    pipeline.hmget(stateKey(prefix, 'inv', 'erp', stateKeyOf(key, home)), 'Stock', SAFETY_FIELD);
     pipeline.hgetall(stateKey(prefix, 'inv', 'res', targetParts(key).code));
   }
   const results = keys.length === 0 ? [] : await execOrThrow(pipeline);
@@ -101,7 +101,9 @@ async function readSellable(redis: Redis, config: KitRuntime['config'], keys: re
 export function planKitStock(state: SkuState, stock: KitStock, force: boolean, now: number): StockPlan {
   const settled: Settlement[] = [...state.pending].filter(([field]) => field === 'Stock' || field === SAFETY_FIELD).map(([field, read]) => ({ mode: 'drop', field, read }));
   if ('cycle' in stock) return { onApplied: [], settled, passed: [] };
-  const moves = parseSkuReservations(state.reservations).moves;
+  // The store moves a listing itself for the sales placed or cancelled on it: with sites, its own site's.
+  const reservations = parseSkuReservations(state.reservations);
+  const moves = stock.siteId === undefined ? reservations.moves : (reservations.siteMoves?.get(stock.siteId) ?? 0);
   const storeMoved = moves !== (state.applied.get(RESERVATION_MOVES_FIELD) ?? 0);
   // Version 0: never ahead of an ERP figure, should the code stop being a kit.
   const entry: PendingEntry = { value: stock.figure, version: 0, at: now, source: 'kits' };

@@ -1,6 +1,7 @@
 /**
  * A kit on two sites (`inventory.sites`, split allocation) uses each site's figures of its components:
- * a sale of the component on site 2 lowers the kit on site 2 only. Expected figures written out by hand.
+ * a sale of the component on site 2 lowers the kit on site 2 only, with and without a home site
+ * (`store.siteId` listed: its components' state under the bare-Code keys). Expected figures by hand.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -12,7 +13,8 @@ import { PG_URL, pgScratch } from '../../../../erp/databases.js';
 import { NEVER } from '../../../../helpers/erp-scenario.js';
 import { createHarness, type Harness } from '../../harness.js';
 
-describe('a kit on two sites', () => {
+// With store.siteId naming site 1, site 1's targets keep the bare-Code state of the release before sites.
+describe.each([{ home: 'none', store: {} }, { home: 'site 1 (store.siteId)', store: { siteId: 1 } }])('a kit on two sites, home site $home', ({ store }) => {
   let scratch: Awaited<ReturnType<typeof pgScratch>>;
   let h: Harness;
   let flow: InventoryFlow;
@@ -32,6 +34,7 @@ describe('a kit on two sites', () => {
     await scratch.db.query(`INSERT INTO ${scratch.schema}.kits VALUES ('GIFT', 'MUG', 2), ('GIFT', 'BOX', 1)`);
     h = await createHarness(['MUG', 'BOX', 'GIFT'].map((Code) => ({ Code, Stock: 0, Price: 1 })), { itemsPerSite: [1, 2] });
     const deps = h.deps({
+      store,
       inventory: {
         sites: [{ siteId: 1, share: 0.5 }, { siteId: 2, share: 0.5 }],
         allocation: 'split',
