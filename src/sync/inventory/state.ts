@@ -1,8 +1,7 @@
 /**
  * The inventory flow's state in Redis, per target (`{sku}` is the target's key, target-key.ts: the bare
- * Code for the default target, so state of releases before targets is the default target's):
- * (with `store.siteId` listed in `inventory.sites`, that site's targets are kept under the bare-Code keys:
- * `stateKeyOf`, target-key.ts):
+ * Code for the default target, so state of releases before targets is the default target's; with
+ * `store.siteId` listed in `inventory.sites`, that site's targets keep it too, `stateKeyOf`):
  * - `inv:pending:{sku}`  field → JSON PendingEntry: values read from the ERP, not yet on the store;
  * - `inv:applied:{sku}`  field → version: the newest version the store has taken (or already had);
  * - `inv:acked:{sku}`    field → JSON value: what the store last acknowledged, for change detection;

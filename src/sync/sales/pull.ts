@@ -19,7 +19,7 @@ import type { RecordReject } from '../../store/records.js';
 import type { SaleIterateOptions } from '../../store/sales.js';
 import type { Sale } from '../../store/schemas/index.js';
 import type { FlowDeps } from '../flow.js';
-import { ReservationChanges, reservationPullStatuses } from '../inventory/listing/index.js';
+import { reservationPullStatuses } from '../inventory/listing/index.js';
 import { updatePendingGauge } from './export-sale.js';
 import { pullEachSite, pullSites } from './pull-sites.js';
 import { openSalesRuntime, type SalesRuntime } from './runtime.js';
@@ -97,13 +97,12 @@ async function* salesToPull(
 export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Promise<PullReport> {
   const startedAt = rt.now();
   const sites = pullSites(rt.config);
-  const changes = new ReservationChanges();
   let report: PullReport;
   try {
-    report = await pullEachSite(sites, (siteId) => pullSite(rt, options, { siteId, perSite: sites.perSite, startedAt, changes }), rt.logger);
+    report = await pullEachSite(sites, (siteId) => pullSite(rt, options, { siteId, perSite: sites.perSite, startedAt }), rt.logger);
   } finally {
     // Once every site was read (or tried: a failed site's sales wait for the next pull, as before).
-    await rt.reservations?.requeue(changes);
+    if (options.dryRun !== true) await rt.reservations?.requeue();
   }
   if (!report.dryRun) rt.metrics.markSuccess('sales');
   // The activity log writes the line of a pull that queued something (sales:pull:done).
@@ -118,12 +117,10 @@ interface SiteRead {
   /** Skip sales naming another site (see `PullSites.perSite`). */
   perSite: boolean;
   startedAt: number;
-  /** Where the read's reservation changes go, queued after the last site. */
-  changes: ReservationChanges;
 }
 
 /** Reads one site, queues its sales and, on a scheduled pull whose paging completed, moves its watermark. */
-async function pullSite(rt: SalesRuntime, options: PullOptions, { siteId, perSite, startedAt, changes }: SiteRead): Promise<PullReport> {
+async function pullSite(rt: SalesRuntime, options: PullOptions, { siteId, perSite, startedAt }: SiteRead): Promise<PullReport> {
   const { config } = rt;
   const timeZone = config.store.timeZone;
   const byReference = options.externalReferences !== undefined;
@@ -214,7 +211,8 @@ async function pullSite(rt: SalesRuntime, options: PullOptions, { siteId, perSit
   }
 
   // Reserved before any job is queued: a crash from here on loses no reservation.
-  if (reserving && rt.reservations) await rt.reservations.record(observed, changes);
+  // Their Codes are queued once every site was read (runPull).
+  if (reserving && rt.reservations) await rt.reservations.record(observed);
   const states = await rt.state.getMany(candidates.map((c) => c.key));
   const pending: Array<SaleKey & { since: number }> = [];
   for (const [index, candidate] of candidates.entries()) {

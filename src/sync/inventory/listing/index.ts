@@ -20,5 +20,5 @@ export {
   safetyStockOf,
   storeFields,
 } from './published-stock.js';
-export { type CheckReport, markSalesProcessed, type ProcessedOutcome, ReservationChanges, reservationPullStatuses, ReservationSync } from './reservation-sync.js';
+export { type CheckReport, markSalesProcessed, type ProcessedOutcome, reservationPullStatuses, ReservationSync } from './reservation-sync.js';
 export { openReservationStore, parseSkuReservations, type Reservation, type ReservationStore, type SkuReservations } from './reservations.js';

@@ -9,7 +9,8 @@
  * Every change queues the SKUs it touched, so their published stock is recomputed. The pull's changes
  * wait until every site of the pull was read (`record`, then `requeue` once): a figure computed after
  * site 1's sales were read but before site 2's would ignore site 2's own sale, and overwrite the
- * decrement the store made for it.
+ * decrement the store made for it. Meanwhile their Codes wait in Redis (`inv:resrequeue:{priority}`),
+ * so a pull killed between two sites leaves them to the next pull's `requeue`.
  */
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -18,6 +19,7 @@ import type { Config } from '../../../config/schema.js';
 import type { SalesSink } from '../../../erp/sinks/index.js';
 import type { Logger } from '../../../log.js';
 import type { Metrics } from '../../../metrics.js';
+import { stateKey } from '../../../queue/connection.js';
 import type { StoreClient } from '../../../store/client.js';
 import type { Sale } from '../../../store/schemas/index.js';
 import type { FlowDeps } from '../../flow.js';
@@ -34,15 +36,6 @@ export const RELEASING_STATUSES: readonly number[] = [-1, -2];
 export interface ObserveReport {
   reserved: number;
   released: number;
-}
-
-/**
- * The Codes whose reservations a pull changed, gathered over its sites and queued once by `requeue`: a
- * Code reserved anywhere goes first (its figures fall), one only released after.
- */
-export class ReservationChanges {
-  readonly reserved = new Set<string>();
-  readonly released = new Set<string>();
 }
 
 /** What `check` did. */
@@ -108,17 +101,16 @@ export class ReservationSync {
 
   /** Reserves the lines of sales in a reserving status, releases those cancelled or rejected, and queues their Codes. */
   async observe(sales: ReadonlyArray<{ siteId: number; sale: Sale; since: number }>): Promise<ObserveReport> {
-    const changes = new ReservationChanges();
-    const report = await this.record(sales, changes);
-    await this.requeue(changes);
+    const report = await this.record(sales);
+    await this.requeue();
     return report;
   }
 
   /**
-   * What `observe` does without queueing: the Codes whose reservations changed are added to `changes`,
-   * for `requeue` once the pull has read every site.
+   * What `observe` does without queueing: the Codes whose reservations changed wait in Redis for
+   * `requeue`, once the pull has read every site.
    */
-  async record(sales: ReadonlyArray<{ siteId: number; sale: Sale; since: number }>, changes: ReservationChanges): Promise<ObserveReport> {
+  async record(sales: ReadonlyArray<{ siteId: number; sale: Sale; since: number }>): Promise<ObserveReport> {
     const { statuses } = this.#deps.config.inventory.reservations;
     const toReserve: SaleLines[] = [];
     const toRelease: ReservedSaleKey[] = [];
@@ -132,16 +124,29 @@ export class ReservationSync {
       }
     }
     const reserved = await this.store.reserve(toReserve);
-    for (const code of reserved) changes.reserved.add(code);
+    if (reserved.length > 0) await this.#deps.redis.sadd(this.#requeueKey('decrease'), ...reserved);
     const released = await this.#releaseOnly(toRelease, 'cancelled or rejected on the store');
-    for (const code of released) changes.released.add(code);
+    if (released.length > 0) await this.#deps.redis.sadd(this.#requeueKey('increase'), ...released);
     return { reserved: reserved.length, released: released.length === 0 ? 0 : toRelease.length };
   }
 
-  /** Queues every site's target of the Codes in `changes`, once each. */
-  async requeue(changes: ReservationChanges): Promise<void> {
-    await this.#enqueue([...changes.reserved], PRIORITY.decrease);
-    await this.#enqueue([...changes.released].filter((code) => !changes.reserved.has(code)), PRIORITY.increase);
+  /**
+   * Queues every site's target of the Codes `record` left waiting, once each: a Code reserved anywhere
+   * first (its figures fall), one only released after.
+   */
+  async requeue(): Promise<void> {
+    const decrease = await this.#deps.redis.smembers(this.#requeueKey('decrease'));
+    const falling = new Set(decrease);
+    const increase = (await this.#deps.redis.smembers(this.#requeueKey('increase'))).filter((code) => !falling.has(code));
+    await this.#enqueue(decrease, PRIORITY.decrease);
+    await this.#enqueue(increase, PRIORITY.increase);
+    // Only what was read: a Code another pull recorded meanwhile stays for its own requeue.
+    if (decrease.length > 0) await this.#deps.redis.srem(this.#requeueKey('decrease'), ...decrease);
+    if (increase.length > 0) await this.#deps.redis.srem(this.#requeueKey('increase'), ...increase);
+  }
+
+  #requeueKey(priority: 'decrease' | 'increase'): string {
+    return stateKey(this.#deps.config.redis.prefix, 'inv', 'resrequeue', priority);
   }
 
   /** Books sales the ERP has processed at `bookedAt` (default: now); returns the SKUs whose figures follow. */

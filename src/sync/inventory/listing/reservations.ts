@@ -29,11 +29,11 @@
  * from (`applied` fields `Stock` and `Stock@reservations`), and a publish computed from an older ERP
  * version or an older reservation version is never sent after a newer one (see `published-stock.ts`).
  * Every change queues the SKU, so its published figure is recomputed and pushed when it differs from
- * what the store last acknowledged, and also when equal after a reservation was added or released: the
- * store lowers its own stock when a sale is placed and raises it when one is cancelled, so what it last
- * acknowledged is no longer what it shows. A second counter, `moves`, raised by reserving and releasing
- * only (a booking or a prune moves nothing on the store), tells the worker so (`published-stock.ts`);
- * `moves:{site}` counts those of the site's sales alone: a sale moves only its own site's copy.
+ * what the store last acknowledged, and also when equal after a reservation of a sale on the target's
+ * own site was added or released: the store lowers that copy's stock when a sale is placed and raises
+ * it when one is cancelled, so what it last acknowledged is no longer what it shows. Counters raised by
+ * reserving and releasing only (a booking or a prune moves nothing on the store) tell the worker so
+ * (`published-stock.ts`): `moves` for the Code, `moves:{site}` for each site's sales.
  *
  * Keys, under `redis.prefix` (next to the SKU state, `state:inv:…`):
  *   inv:res:{sku}            hash  "{site}:{sale}" → "qty|since[|bookedAt|seenAt]"; `version`, `moves`, `moves:{site}` → counters

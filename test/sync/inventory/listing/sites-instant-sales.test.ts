@@ -162,4 +162,18 @@ describe.each(MODES)('sales on every site at one instant, allocation $allocation
     );
     expect(new Set(writes.map((write) => `${write.code}@${String(write.fields.SiteId)}`)), `${allocation}: the targets written`).toEqual(new Set(changed));
   });
+
+  it('leaves the Codes of a pull killed between two sites to the next pull, which queues them', async () => {
+    // A sale of 1 on site 3; the pull reads site 3 and records its reservation, then dies before its end.
+    h.sim.addSale({ Id: 6001, SiteId: 3, Status: 1, CreationDate: formatStoreDate(Date.now() - 60_000, TIME_ZONE), Items: [{ Code: 'IN-1', Quantity: 1 }] });
+    await sales.reservations!.record([{ siteId: 3, sale: await deps.store.sales.get(6001), since: Date.now() }]);
+    await idle();
+    const from = h.sim.writes.length;
+    // The next pull finds the sale reserved already; the Code it left waiting is queued all the same.
+    await runPull(sales);
+    await idle();
+    const expected = { split: [8, 5, 3], shared: [16, 16, 16] }[allocation];
+    expect(onStore('IN-1'), `${allocation}: IN-1 with the killed pull's sale counted on every site`).toEqual(expected);
+    expect(h.sim.writes.slice(from).filter((write) => write.code === 'IN-1').length, 'IN-1 was written by the next pull').toBeGreaterThan(0);
+  });
 });
