@@ -1,7 +1,8 @@
 /**
- * `npm run chaos [-- --quick] [-- --seed N] [-- --keep-logs] [-- --ha] [-- --targets]`: the chaos run (see
+ * `npm run chaos [-- --quick] [-- --seed N] [-- --keep-logs] [-- --ha] [-- --targets] [-- --kits]`: the chaos run (see
  * lib/chaos/run.ts; `--ha`: Sentinel, with a primary kill and a failover to a lagging replica,
- * lib/chaos/chaos-redis.ts; `--targets`: two sites and two price lists, lib/chaos/targets.ts).
+ * lib/chaos/chaos-redis.ts; `--targets`: two sites and two price lists, lib/chaos/targets.ts; `--kits`: kits sold
+ * alongside their components, lib/chaos/kits.ts).
  * Prints one line per check and a final `N passed, N failed`; exits non-zero when any check fails.
  */
 import { dirname, join } from 'node:path';
@@ -18,6 +19,7 @@ const { values } = parseArgs({
     'keep-logs': { type: 'boolean', default: false },
     ha: { type: 'boolean', default: false },
     targets: { type: 'boolean', default: false },
+    kits: { type: 'boolean', default: false },
   },
 });
 const seed = values.seed === undefined ? Math.floor(Math.random() * 1_000_000) : Number(values.seed);
@@ -43,9 +45,9 @@ setTimeout(() => {
 let failed = 0;
 let passed = 0;
 try {
-  const flags = `${values.ha ? ' --ha' : ''}${values.targets ? ' --targets' : ''}`;
+  const flags = `${values.ha ? ' --ha' : ''}${values.targets ? ' --targets' : ''}${values.kits ? ' --kits' : ''}`;
   log(`chaos ${values.quick ? 'quick' : 'full'}${flags} run: ${plan.durationS} s of disorder, ${plan.skus} SKUs, ${plan.workers} workers`);
-  const report = await runChaos({ plan, seed, root, log, keepLogs: values['keep-logs'] ?? false, ha: values.ha ?? false, targets: values.targets ?? false }, cleanup);
+  const report = await runChaos({ plan, seed, root, log, keepLogs: values['keep-logs'] ?? false, ha: values.ha ?? false, targets: values.targets ?? false, kits: values.kits ?? false }, cleanup);
   const { events: _events, ...stats } = report.stats;
   log(`stats: ${JSON.stringify(stats)}`);
   for (const check of report.checks) {

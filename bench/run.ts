@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only cli,memory,throughput,reconcile,coalescing,latency,stockout,reconcile-large,diff,targets] [-- --latencies 20,0 --concurrencies 16 --items 3000] [-- --profile DIR] [-- --node-args="FLAGS"]`: the benchmarks,
+ * `npm run bench [-- --quick] [-- --only cli,memory,throughput,reconcile,coalescing,latency,stockout,reconcile-large,diff,targets,kits] [-- --latencies 20,0 --concurrencies 16 --items 3000] [-- --profile DIR] [-- --node-args="FLAGS"]`: the benchmarks,
  * against the simulator on loopback, with a redis-server and a PostgreSQL cluster of their own. Each
  * figure is stored beside a baseline measured in the same run (the machine is shared and noisy), in
  * bench/results/<name>.json, and a full run rewrites the table in bench/README.md.
@@ -14,6 +14,7 @@ import { cliMemoryBench } from './lib/cli-memory.js';
 import { coalescingBench } from './lib/coalescing.js';
 import { diffBench } from './lib/diff-bench.js';
 import { startEnvironment } from './lib/environment.js';
+import { kitsBench } from './lib/kits-bench.js';
 import { latencyBench } from './lib/latency.js';
 import { largeReconcileBench, reconcileBench } from './lib/reconcile-bench.js';
 import { type BenchResult, runInfo, updateReadme, writeResult } from './lib/results.js';
@@ -21,7 +22,7 @@ import { stockoutBench } from './lib/stockout.js';
 import { targetsBench } from './lib/targets-bench.js';
 import { throughputBench } from './lib/throughput.js';
 
-const BENCHES = ['cli', 'memory', 'throughput', 'reconcile', 'coalescing', 'latency', 'stockout', 'reconcile-large', 'diff', 'targets'] as const;
+const BENCHES = ['cli', 'memory', 'throughput', 'reconcile', 'coalescing', 'latency', 'stockout', 'reconcile-large', 'diff', 'targets', 'kits'] as const;
 type BenchName = (typeof BENCHES)[number];
 
 const { values } = parseArgs({
@@ -119,6 +120,7 @@ try {
     const size = quick ? { codes: 100, warmUpWrites: 1000, rounds: 1 } : { codes: 300, warmUpWrites: 3000, rounds: 2 };
     record(await targetsBench(env, { ...size, latencyMs: 20, concurrency: 16 }, log));
   }
+  if (only.includes('kits')) record(await kitsBench(env, { changes: quick ? 500 : 2000, concurrency: 16 }, log));
   if (!quick) updateReadme(join(benchDir, 'README.md'), resultsDir, BENCHES);
 } catch (error) {
   failed = true;

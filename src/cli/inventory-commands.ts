@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 
 import { explainSku, type SkuExplanation } from '../sync/inventory/explain.js';
+import { describeKit } from '../sync/inventory/listing/index.js';
 import { runReconcile } from '../sync/inventory/reconcile/index.js';
 import type { ReconcileReport } from '../sync/inventory/types.js';
 import { type CliContext, type CliIo, formatTable, printResult } from './context.js';
@@ -70,7 +71,8 @@ export function describeExplanation(e: SkuExplanation): string {
   lines.push(e.reservations.length === 0 ? '  none' : formatTable(e.reservations as unknown as Array<Record<string, unknown>>, ['siteId', 'saleId', 'quantity', 'since', 'state', 'bookedAt', 'appliesToFigure']));
   lines.push('', `Safety stock: ${e.safetyStock.value} (from ${e.safetyStock.from === 'record' ? 'the ERP record' : 'inventory.safetyStock'})`);
   const formula = e.allocation ? '' : '  (ERP − reserved − safety stock)';
-  lines.push(`Published stock: ${e.published ? `${e.published.formula}${formula}` : 'none (no ERP stock received)'}`);
+  if (e.kit) lines.push(...describeKit(e.kit));
+  else lines.push(`Published stock: ${e.published ? `${e.published.formula}${formula}` : 'none (no ERP stock received)'}`);
   if (e.allocation) lines.push(...e.allocation.lines);
   if (e.nextStockWrite !== null) lines.push(`Next job sends Stock = ${e.nextStockWrite}`);
   const acknowledged = Object.entries(e.store.acknowledged).map(([field, value]) => `${field}=${JSON.stringify(value)}`);

@@ -1,6 +1,6 @@
 /**
  * `storesync sources test [NAME]`: what an integrator runs again and again while writing a source's
- * query. It reads one batch of each configured inventory and fulfillment source (or the one named), from
+ * query. It reads one batch of each configured inventory, fulfillment and kits source (or the one named), from
  * the start or, with `--from-cursor`, from the cursor stored in Redis, and prints the records as the
  * flow would queue them, the refused ones with their reasons and the cursor the poll would store. It
  * writes nothing: no cursor moves, no job is queued, no CSV file is moved, nothing is written to Redis.
@@ -10,12 +10,13 @@ import { type Command, Option } from 'commander';
 import type { Redis } from 'ioredis';
 
 import type { SourceConfig } from '../config/schema.js';
-import { FULFILLMENT_FIELDS, INVENTORY_FIELDS } from '../erp/fields.js';
+import { FULFILLMENT_FIELDS, INVENTORY_FIELDS, KIT_FIELDS } from '../erp/fields.js';
 import { createSource, toCursor } from '../erp/index.js';
 import type { Cursor } from '../erp/types.js';
 import { ConfigError, ErpError, StoreSyncError } from '../errors.js';
 import { createRedis, describeRedis, type RedisTarget } from '../queue/connection.js';
 import { redactText } from '../secrets.js';
+import { checkKitRow, cyclesOf, groupRows, resolveAll } from '../sync/inventory/listing/index.js';
 import { siteIdsOf } from '../sync/inventory/target-key.js';
 import { previewSource, type SourceFlow, type SourcePreview, storedCursor } from '../sync/source-preview.js';
 import { type CliContext, formatTable } from './context.js';
@@ -55,6 +56,10 @@ export interface SourceTestResult {
   unsettled: Array<{ file: string; ageMs: number; settleMs: number }>;
   /** Why the source could not be read. */
   error?: { code: string; message: string };
+  /** A kits source: the kits its rows compose, each with its components (`quantity × code`). */
+  kits?: Record<string, string[]>;
+  /** A kits source: the cycles among those kits, each as its codes in order (refused: their kits are not written). */
+  cycles?: string[][];
 }
 
 /** Registers `sources test`. */
@@ -98,6 +103,7 @@ function selectTargets(ctx: CliContext, name: string | undefined, command: Comma
   const all: Target[] = [
     ...config.inventory.sources.map((source) => ({ flow: 'inventory' as const, config: source })),
     ...config.fulfillment.sources.map((source) => ({ flow: 'fulfillment' as const, config: source })),
+    ...config.inventory.kits.map((source) => ({ flow: 'kits' as const, config: source })),
   ];
   if (name === undefined) return all;
   const named = all.filter((target) => target.config.name === name);
@@ -124,18 +130,18 @@ async function testSources(
     const results: SourceTestResult[] = [];
     const failures: unknown[] = [];
     for (const target of targets) {
-      const fields = target.flow === 'inventory' ? INVENTORY_FIELDS : FULFILLMENT_FIELDS;
+      const fields = target.flow === 'inventory' ? INVENTORY_FIELDS : target.flow === 'kits' ? KIT_FIELDS : FULFILLMENT_FIELDS;
       const limit = options.limit ?? target.config.limit;
       const base = { source: target.config.name, kind: target.config.kind, flow: target.flow, enabled: target.config.enabled, limit };
       const source = createSource(target.config, { fields, logger });
       try {
-        const stored = redis ? await storedCursor(redis, config.redis.prefix, target.flow, target.config.name) : undefined;
+        const stored = redis && target.flow !== 'kits' ? await storedCursor(redis, config.redis.prefix, target.flow, target.config.name) : undefined;
         // Where the daemon's first poll starts: the configured initialCursor, else the beginning.
         const initial = 'initialCursor' in target.config ? toCursor(target.config.initialCursor) : null;
-        // A sql source without a changes query is read by its snapshot diff: its snapshot is shown.
-        const snapshot = target.config.kind === 'sql' && target.config.changes === undefined;
+        // A sql source without a changes query is read by its snapshot diff, a kits source whole: its snapshot is shown.
+        const snapshot = target.flow === 'kits' || (target.config.kind === 'sql' && target.config.changes === undefined);
         const preview = await previewSource(source, { flow: target.flow, from: stored ?? initial, limit, sourceLimit: target.config.limit, snapshot, priceLists: config.inventory.priceLists, sites: siteIdsOf(config.inventory) });
-        results.push({ ...base, readFrom: stored === undefined ? 'start' : 'stored', ...present(preview) });
+        results.push({ ...base, readFrom: stored === undefined ? 'start' : 'stored', ...present(preview), ...(target.flow === 'kits' ? kitsOf(preview) : {}) });
       } catch (error) {
         if (error instanceof ConfigError) throw error;
         failures.push(error);
@@ -186,6 +192,17 @@ function present(preview: SourcePreview): Pick<SourceTestResult, 'from' | 'recor
   };
 }
 
+/** The kits a kits source's rows compose (kit → `quantity × component`, the refused rows left out) and their cycles. */
+function kitsOf(preview: SourcePreview): Pick<SourceTestResult, 'kits' | 'cycles'> {
+  const rows = preview.records.flatMap((record) => {
+    const row = checkKitRow(record.fields, record.ref);
+    return Array.isArray(row) ? [] : [row];
+  });
+  const direct = groupRows(rows);
+  const kits = Object.fromEntries([...direct].map(([kit, components]) => [kit, components.map((c) => `${c.quantity} × ${c.code}`)]));
+  return { kits, cycles: cyclesOf(resolveAll(direct)) };
+}
+
 function messageOf(error: unknown): string {
   return redactText(error instanceof Error ? error.message : String(error));
 }
@@ -213,6 +230,11 @@ function describe(result: SourceTestResult): string {
   const cut = result.read > result.limit ? `  (${result.read} rows read, at most ${result.limit} shown)` : '';
   lines.push('', `Records (${result.records.length}):${cut}`);
   if (result.records.length > 0) lines.push(formatTable(result.records.map((record) => ({ ...record.fields, cursor: record.cursor }))));
+  if (result.kits) {
+    const kits = Object.entries(result.kits);
+    lines.push('', `Kits (${kits.length}):`, ...kits.map(([kit, components]) => `  ${kit} = ${components.join(' + ')}`));
+    for (const cycle of result.cycles ?? []) lines.push(`  cycle ${[...cycle, cycle[0]].join(' → ')} refused: its kits are not written`);
+  }
   // Rows refused, each once, though a row may break several rules (one line each below).
   lines.push('', `Rejected (${result.refused}):`);
   if (result.rejects.length > 0) {

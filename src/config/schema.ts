@@ -7,6 +7,7 @@ import { z } from 'zod';
 
 import { checkDiffSources, snapshotDiffOptions } from './diff-options.js';
 import { stockRounding, timeZone } from './erp-source-options.js';
+import { checkKits, salesKitsOption } from './kit-options.js';
 import { priceListsOption } from './price-list-options.js';
 import { redisSchema } from './redis-options.js';
 import { allocationOption, checkSites, sitesOption } from './site-options.js';
@@ -238,6 +239,8 @@ export const configSchema = z.object({
       /** Create items unknown to the store (POST) instead of failing them. */
       createMissing: z.boolean().default(false),
       sources: z.array(sourceSchema).default([]),
+      /** Sources of kit compositions (rows kit, component, quantity; kit-options.ts). @defaultValue [] */
+      kits: z.array(sourceSchema).default([]),
       reconcile: z
         .object({
           /** Cron of the full reconcile; null: only on demand. */
@@ -340,6 +343,7 @@ export const configSchema = z.object({
           observations: z.string().default('ERP order {erpRef}'),
         })
         .prefault({}),
+      kits: salesKitsOption,
     })
     .prefault({}),
   fulfillment: z
@@ -365,6 +369,7 @@ export const configSchema = z.object({
 }).superRefine((config, ctx) => {
   checkDiffSources(config, ctx);
   checkSites(config.inventory, ctx);
+  checkKits(config, ctx);
   // Every status storesync may write needs its text: the store would otherwise show a blank or stale one.
   const texts = config.store.statusTexts;
   const missing = (status: number): boolean => texts[String(status)] === undefined;

@@ -76,6 +76,16 @@ export const INVENTORY_FIELDS: FieldCatalog = {
   SafetyStock: { type: 'int' },
 };
 
+/**
+ * Fields of a kit composition row (`inventory.kits`): the kit's code, a component's code, and the
+ * quantity of that component in one unit of the kit (decimals allowed: 0.5 kg).
+ */
+export const KIT_FIELDS: FieldCatalog = {
+  kit: { type: 'string', required: true },
+  component: { type: 'string' },
+  quantity: { type: 'decimal' },
+};
+
 /** Fields of a shipment update for a sale (the store's sale update, plus the sale's keys). */
 export const FULFILLMENT_FIELDS: FieldCatalog = {
   // Not required here: a row may name the sale by ExternalReference (+ SiteId) instead; the fulfillment

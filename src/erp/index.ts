@@ -13,7 +13,7 @@ import { createSqlSource } from './sql-source.js';
 import type { ChangeSource } from './types.js';
 
 export { compareCursors, cursorToVersion, isTimestampCursor, toCursor } from './cursor.js';
-export { CURSOR_COLUMN, type FieldCatalog, type FieldSpec, FULFILLMENT_FIELDS, INVENTORY_FIELDS, normalizeRecord } from './fields.js';
+export { CURSOR_COLUMN, type FieldCatalog, type FieldSpec, FULFILLMENT_FIELDS, INVENTORY_FIELDS, KIT_FIELDS, normalizeRecord } from './fields.js';
 export type { SourceDeps } from './source-deps.js';
 export { openSql, type SqlClient, type SqlClientOptions } from './sql-client.js';
 export type { ChangeBatch, ChangeSource, Cursor, RejectedRecord, SourceKind, SourceRecord } from './types.js';

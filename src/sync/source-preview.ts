@@ -10,11 +10,12 @@ import { maxCursor } from '../erp/cursor.js';
 import type { ChangeSource, Cursor, RejectedRecord, SourceRecord, UnsettledFile } from '../erp/types.js';
 import { shipmentRecordIssues } from './fulfillment/producer.js';
 import { FulfillmentState } from './fulfillment/state.js';
+import { checkKitRow } from './inventory/listing/index.js';
 import { inventoryRecordIssues } from './inventory/producer.js';
 import { InventoryState } from './inventory/state.js';
 
-/** The flows that poll ERP sources. */
-export type SourceFlow = 'inventory' | 'fulfillment';
+/** The flows that read ERP sources (`kits`: the compositions of `inventory.kits`, read by their snapshot). */
+export type SourceFlow = 'inventory' | 'fulfillment' | 'kits';
 
 /** What one dry read found. */
 export interface SourcePreview {
@@ -54,7 +55,15 @@ export async function previewSource(
 ): Promise<SourcePreview> {
   const read = options.sourceLimit === undefined ? {} : { tieLimit: options.sourceLimit };
   const batch = options.snapshot ? await snapshotBatch(source, options.limit) : await source.readChanges(options.from, options.limit, read);
-  const check = options.flow === 'inventory' ? (record: SourceRecord) => inventoryRecordIssues(record, options.priceLists, options.sites) : shipmentRecordIssues;
+  const check =
+    options.flow === 'inventory'
+      ? (record: SourceRecord) => inventoryRecordIssues(record, options.priceLists, options.sites)
+      : options.flow === 'kits'
+        ? (record: SourceRecord) => {
+            const row = checkKitRow(record.fields, record.ref);
+            return Array.isArray(row) ? row : [];
+          }
+        : shipmentRecordIssues;
   const records: SourceRecord[] = [];
   const rejects: RejectedRecord[] = [...batch.rejected];
   for (const record of batch.records) {

@@ -20,6 +20,8 @@ export interface ChaosConfigInput {
   erpUrl: string;
   /** Overlap of the ERP source: longer than any late commit or database outage of the run. */
   overlapMs: number;
+  /** `--kits`: the `inventory.kits` source. */
+  kits?: Record<string, unknown>;
   /** `--targets`: `inventory.sites`, `inventory.allocation` and `inventory.priceLists`. */
   targets?: {
     sites: ReadonlyArray<{ siteId: number; share?: number }>;
@@ -48,6 +50,7 @@ export function chaosConfig(input: ChaosConfigInput): string {
       attempts: 25,
       backoffMs: 200,
       ...(targets ? { sites: targets.sites, allocation: targets.allocation, priceLists: targets.priceLists } : {}),
+      ...(input.kits ? { kits: [input.kits] } : {}),
       sources: [
         {
           name: 'erp',

@@ -4,7 +4,7 @@
  * workers SIGKILLed at random, Redis killed and restarted once (AOF on), the ERP database stopped for
  * a while — then a drain and the checks of checks.ts. Everything runs on loopback with a Redis and a
  * PostgreSQL of the run's own, is bounded in time, and is undone by the caller's `Cleanup`. With
- * `targets`, two sites and two price lists (targets.ts).
+ * `targets`, two sites and two price lists (targets.ts); with `kits`, kits sold alongside their components (kits.ts).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -41,6 +41,7 @@ import { chaosConfig } from './config.js';
 import { DiffDriver } from './diff-driver.js';
 import { ErpDriver } from './erp-driver.js';
 import { Fleet } from './fleet.js';
+import { KitsRun } from './kits.js';
 import { INITIAL_PRICE } from './price-driver.js';
 import { RecoveryWatch } from './recovery.js';
 import { TargetsRun } from './targets.js';
@@ -116,6 +117,8 @@ export interface ChaosOptions {
   ha?: boolean;
   /** Two sites and two price lists (targets.ts). */
   targets?: boolean;
+  /** Kits sold alongside their components (kits.ts). */
+  kits?: boolean;
 }
 
 /** What a run found. */
@@ -136,6 +139,8 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   log(`seed ${options.seed}; logs in ${logDir}${options.keepLogs ? '' : ' (removed at the end; --keep-logs keeps them)'}`);
   const targets = options.targets ? new TargetsRun(options.seed) : undefined;
   if (targets) log(targets.describe());
+  const kits = options.kits ? new KitsRun() : undefined;
+  if (kits) log(kits.describe());
 
   // Our own Redis (AOF, fsync on every write) and PostgreSQL: both are killed or stopped on purpose.
   mkdirSync(join(logDir, 'redis'));
@@ -152,7 +157,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   const diffSkus = Array.from({ length: plan.diffSkus }, (_, i) => `DIFF-${String(i + 1).padStart(5, '0')}`);
   const sim: Simulator = await startSimulator({
     port: 0,
-    items: [...skus, ...diffSkus].map((Code) => ({ Code, Stock: 0, Price: INITIAL_PRICE })),
+    items: [...skus, ...diffSkus, ...(kits?.codes ?? [])].map((Code) => ({ Code, Stock: 0, Price: INITIAL_PRICE })),
     sales: 0,
     users: 5,
     clients: 2,
@@ -196,11 +201,12 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   cleanup.defer('diff driver', () => diffDriver.close());
   await diffDriver.prepare();
   await targets?.preparePrices(erpUrl, skus, plan.changesPerS / 2, cleanup);
+  await kits?.prepare(erpUrl);
 
   const prefix = 'chaos';
   const configFile = join(logDir, 'storesync.yaml');
   // The overlap must cover late commits (2 s) and the ERP outage, so no late row falls behind the cursor.
-  writeFileSync(configFile, chaosConfig({ storeUrl: sim.url, redis: redisServer.config, prefix, erpUrl, overlapMs: plan.erpDownMs + 10_000, ...(targets ? { targets: targets.config() } : {}) }));
+  writeFileSync(configFile, chaosConfig({ storeUrl: sim.url, redis: redisServer.config, prefix, erpUrl, overlapMs: plan.erpDownMs + 10_000, ...(targets ? { targets: targets.config() } : {}), ...(kits ? { kits: kits.source(erpUrl) } : {}) }));
   const env = { PATH: process.env.PATH ?? '', STORE_PASSWORD: password, ADMIN_TOKEN: adminToken, LOG_LEVEL: 'info' };
   await run(process.execPath, [join(root, 'bin', 'storesync.js'), 'migrate', '--config', configFile], { env });
 
@@ -220,7 +226,10 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   driver.start();
   diffDriver.start();
   targets?.startPrices();
-  const sales = setInterval(() => saleIds.push(sim.addSale({ Status: 1, SiteId: targets?.saleSite() ?? 1 }).Id), plan.saleEveryMs);
+  const sales = setInterval(() => {
+    saleIds.push(sim.addSale({ Status: 1, SiteId: targets?.saleSite() ?? 1 }).Id);
+    if (kits) saleIds.push(kits.placeSale(sim));
+  }, plan.saleEveryMs);
   cleanup.defer('sales driver', () => clearInterval(sales));
 
   // Notes the jobs active at each kill; each must be taken up again within 20 s (the daemons' crash recovery).
@@ -276,7 +285,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
       fleet.restartDead();
       if (targets) {
         if (targets.mismatches(sim, driver.model, diffTruth).length > 0) return false;
-      } else if (finalValueMismatches(sim, driver.model).length > 0 || diffValueMismatches(sim, diffTruth).length > 0) return false;
+      } else if ((kits ? kits.mismatches(sim, driver.model) : finalValueMismatches(sim, driver.model)).length > 0 || diffValueMismatches(sim, diffTruth).length > 0) return false;
       const exported = await salesExportCounts(erpUrl);
       const acks = saleAcks(sim, ACK_STATUS);
       return saleIds.every((id) => exported.get(id) === 1 && (acks.get(id) ?? 0) >= 1);
@@ -300,7 +309,9 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
   const exported = await salesExportCounts(erpUrl);
   const acks = saleAcks(sim, ACK_STATUS);
   const checks: CheckResult[] = [
-    ...(targets ? targets.checks(sim, driver.model, diffTruth, diffDriver.stats.deletions) : [checkFinalValues(sim, driver.model), checkDiffValues(sim, diffTruth, diffDriver.stats), checkNoStaleWrites(sim)]),
+    ...(targets
+      ? targets.checks(sim, driver.model, diffTruth, diffDriver.stats.deletions)
+      : [...(kits ? kits.checks(sim, driver.model) : [checkFinalValues(sim, driver.model)]), checkDiffValues(sim, diffTruth, diffDriver.stats), checkNoStaleWrites(sim, kits?.unversioned)]),
     checkInvalidNeverSent(sim, driver.model),
     await checkRejectsRecorded(redis, prefix, driver.model, rejectedCount),
     checkSalesExportedOnce(saleIds, exported),
@@ -329,6 +340,7 @@ export async function runChaos(options: ChaosOptions, cleanup: Cleanup): Promise
       store: { requests: counters.total, injected500: counters.faults.serverError, injected429: counters.faults.tooManyRequests, unauthorized: counters.unauthorized, logins: counters.logins },
       writes: sim.writes.length,
       ...(targets ? { targets: targets.stats() } : {}),
+      ...(kits ? { kits: kits.stats() } : {}),
       events,
     },
   };

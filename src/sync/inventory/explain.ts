@@ -11,7 +11,7 @@ import type { Redis } from 'ioredis';
 import { ValidationError } from '../../errors.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
-import { type Allocation, appliesTo, describeAllocation, newestEntry, parseSkuReservations,placementOf, planStock, RESERVATION_MOVES_FIELD, RESERVATION_VERSION_FIELD, SAFETY_FIELD, safetyStockOf, type SiteFigure } from './listing/index.js';
+import { type Allocation, appliesTo, describeAllocation, type ExplainedKit, explainKit, newestEntry, parseSkuReservations,placementOf, planStock, RESERVATION_MOVES_FIELD, RESERVATION_VERSION_FIELD, SAFETY_FIELD, safetyStockOf, type SiteFigure } from './listing/index.js';
 import { DiffState } from './snapshot/index.js';
 import { ACKED_AT_FIELD, InventoryState, type SkuState } from './state.js';
 import { homeSiteOf, keyOf, type PriceList, targetLabel, targetParts } from './target-key.js';
@@ -64,6 +64,8 @@ export interface SkuExplanation {
    */
   allocation: (Omit<Allocation, 'sites'> & { sites: SiteFigure[]; lines: string[] }) | null;
   store: { acknowledged: Record<string, unknown>; at: string | null; versions: Record<string, number> };
+  /** The kit's components and figure, when the code is a kit (`inventory.kits`); then `published` is null. */
+  kit: ExplainedKit | null;
   /** What the next job would do with the stock, given the state now. */
   nextStockWrite: number | null;
   jobs: ExplainedJob[];
@@ -132,8 +134,11 @@ async function explainWith(redis: Redis, deps: FlowDeps, sku: string, options: {
   const figure = newestEntry(state.erp.get('Stock'), state.pending.get('Stock')?.entry);
   const safetyEntry = state.erp.get(SAFETY_FIELD);
   const safetyStock = safetyStockOf(safetyEntry, config.inventory.safetyStock);
-  const plan = planStock(state, false, config.inventory.safetyStock, placementOf(key, config.inventory));
-  const computed = plan.computed;
+  const kit = await explainKit(redis, config, key, sku, figure?.value);
+  const plan = kit ? undefined : planStock(state, false, config.inventory.safetyStock, placementOf(key, config.inventory));
+  const computed = plan?.computed;
+  // A kit's figure is sent when it differs from what the store acknowledged (listing/kits/kit-stock.ts).
+  const kitWrite = kit?.figure !== undefined && kit.figure !== null && state.acked.get('Stock') !== kit.figure ? kit.figure : null;
   const allocation = computed?.allocation;
   const fields = new Set([...state.erp.keys(), ...state.pending.keys()]);
   const erp = [...fields].sort().map((field): ExplainedField => {
@@ -185,7 +190,8 @@ async function explainWith(redis: Redis, deps: FlowDeps, sku: string, options: {
       at: typeof ackedAt === 'number' ? iso(ackedAt) : null,
       versions: Object.fromEntries([...state.applied].filter(([field]) => field !== RESERVATION_VERSION_FIELD && field !== RESERVATION_MOVES_FIELD)),
     },
-    nextStockWrite: typeof plan.send?.entry.value === 'number' ? plan.send.entry.value : null,
+    kit,
+    nextStockWrite: kit ? kitWrite : typeof plan?.send?.entry.value === 'number' ? plan.send.entry.value : null,
     jobs: await skuJobs(redis, config.redis.prefix, key),
     rejects: await skuRejects(redis, config.redis.prefix, target),
     vanished: await skuVanished(redis, deps, sku),

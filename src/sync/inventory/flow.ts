@@ -14,13 +14,14 @@ import { scheduledFailureLevel } from '../job-errors.js';
 import { onePollAtATime, type PolledSource, polledSource, pollRuns, type StartedFlow, startFlow } from '../lifecycle.js';
 import type { PollHistory } from '../poll-source.js';
 import { forgetLogged, RedisBoundMemory } from '../redis-identity.js';
+import { refreshKits } from './listing/index.js';
 import { pollSource } from './producer.js';
 import { type ReconcileOptions, reconcileWith } from './reconcile/index.js';
 import { reevaluateOnStart } from './reevaluate.js';
 import { markReread } from './reread-gate.js';
 import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
 import { collectHeld, deletionsOf, diffRuns, runDiff } from './snapshot/index.js';
-import type { DiffReport, InventoryEvents, PollReport, ReconcileReport, ReevaluateReport } from './types.js';
+import type { DiffReport, InventoryEvents, KitsReport, PollReport, ReconcileReport, ReevaluateReport } from './types.js';
 import { createInventoryWorker } from './worker.js';
 
 /** A running inventory flow. */
@@ -34,6 +35,8 @@ export interface InventoryFlow extends Flow {
   poll(source: string): Promise<PollReport>;
   /** Runs the snapshot diff of one source now (as its `diff.schedule` would), on this instance. */
   diff(source: string): Promise<DiffReport>;
+  /** Reads one kits source (`inventory.kits`) now, as its schedule would, on this instance. */
+  kits(source: string): Promise<KitsReport>;
   /** Runs a reconcile now with this instance's sources (none in the worker role: use `runReconcile`). */
   reconcile(options?: ReconcileOptions): Promise<ReconcileReport>;
   /**
@@ -76,6 +79,12 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
   };
   const diffWith = (rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>) => (name: string, signal?: AbortSignal): Promise<DiffReport> =>
     serial(name, () => runDiff(rt, sources, name, signal));
+  // Kits sources run one at a time (each rewrites the shared catalog), and apart from the stock sources.
+  const kitsWith = (rt: InventoryRuntime) => (name: string): Promise<KitsReport> => {
+    const kitSource = config.inventory.kits.find((source) => source.name === name);
+    if (!kitSource) return Promise.reject(new Error(`no kits source named ${name}`));
+    return serial('inventory.kits', () => refreshKits(rt, kitSource));
+  };
   const reconcileWithSources = (rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>) => (options: ReconcileOptions = {}) =>
     reconcileWith(rt, [...sources.values()].map((entry) => entry.source), options);
   const flow = await startFlow<InventoryRuntime>({
@@ -93,6 +102,20 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
         events.emit('inventory:poll:failed', { source, error });
       });
       runs.push(...diffRuns(rt, sources, diffWith(rt, sources)));
+      for (const kitSource of config.inventory.kits.filter((source) => source.enabled && source.schedule !== undefined)) {
+        runs.push({
+          name: `inventory:kits:${kitSource.name}`,
+          expression: kitSource.schedule ?? '',
+          run: () =>
+            kitsWith(rt)(kitSource.name).then(
+              () => undefined,
+              (error: Error) => {
+                rt.logger.error({ source: kitSource.name, err: error }, 'kits source failed; the last complete composition is kept');
+                events.emit('inventory:kits:failed', { source: kitSource.name, error });
+              },
+            ),
+        });
+      }
       const reconcileSchedule = config.inventory.reconcile.schedule;
       if (reconcileSchedule === null) return runs;
       return [
@@ -128,6 +151,7 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
     ...(flow.ticks ? { ticks: flow.ticks } : {}),
     poll: pollWith(flow.rt, flow.sources),
     diff: diffWith(flow.rt, flow.sources),
+    kits: kitsWith(flow.rt),
     reconcile: reconcileWithSources(flow.rt, flow.sources),
     reevaluated,
     close: async (timeoutMs) => {

@@ -13,6 +13,7 @@ import { closeConnection, type FlowRuntime, openFlowRuntime } from '../runtime.j
 import { StoreRejects } from '../store-rejects.js';
 import { openInventoryQueue } from './enqueue.js';
 import { openReservationStore, type ReservationStore } from './listing/index.js';
+import { type KitCatalog, redisKitCatalog } from './listing/index.js';
 import { InventoryState } from './state.js';
 import { homeSiteOf } from './target-key.js';
 import type { InventoryEvents, InventoryJobData } from './types.js';
@@ -22,6 +23,8 @@ export interface InventoryRuntime extends FlowRuntime<InventoryEvents> {
   readonly state: InventoryState;
   /** Units of store sales the ERP has not booked yet, per SKU. */
   readonly reservations: ReservationStore;
+  /** The kit compositions (`inventory.kits`); undefined without kits, and nothing about kits is read. */
+  readonly kits?: KitCatalog;
   readonly queue: Queue<InventoryJobData>;
   /** ERP rows refused before queueing, kept as failed jobs of `inventory-rejects`. */
   readonly rejects: FailedJobLog;
@@ -65,6 +68,7 @@ export function openInventoryRuntime(deps: FlowDeps, options: RuntimeOptions = {
     ...base,
     state: new InventoryState(redis, prefix, homeSiteOf(deps.config)),
     reservations: openReservationStore(redis, deps.config),
+    ...(deps.config.inventory.kits.length > 0 ? { kits: redisKitCatalog(redis, prefix) } : {}),
     queue,
     rejects,
     storeRejects,

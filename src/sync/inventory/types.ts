@@ -177,6 +177,21 @@ export interface ReevaluateReport {
   rereadNeeded: string[];
 }
 
+/** What one read of a kits source (`inventory.kits`) found and did. */
+export interface KitsReport {
+  source: string;
+  /** Composition rows read, valid and refused. */
+  read: number;
+  /** Rows refused (quantity not above 0 or not a number, an empty code): the rest of the composition is used. */
+  refused: number;
+  /** Kits the source defines now. */
+  kits: number;
+  /** Kits whose components or quantities changed (added and removed ones included): queued to be re-computed. */
+  changed: number;
+  /** Cycles refused, each as its codes in order: their kits are not written. */
+  cycles: string[][];
+}
+
 /** Lifecycle events of the inventory flow. */
 export interface InventoryEvents extends Record<string, unknown> {
   'inventory:poll:done': PollReport;
@@ -192,4 +207,8 @@ export interface InventoryEvents extends Record<string, unknown> {
   'inventory:vanished:confirmed': { source: string; skus: number };
   /** The pass at start after a change of the settings that decide what targets show (`reevaluate.ts`). */
   'inventory:reevaluate:done': ReevaluateReport;
+  /** One read of a kits source. */
+  'inventory:kits:done': KitsReport;
+  /** A kits source could not be read whole: the last complete composition is kept. */
+  'inventory:kits:failed': { source: string; error: Error };
 }

@@ -33,7 +33,7 @@ import { StoreNotFoundError, StoreRateLimitedError } from '../../store/errors.js
 import type { InventoryUpdateInput } from '../../store/schemas/index.js';
 import { credentialsHoldMs, isLoginHold } from '../job-errors.js';
 import { enqueueSkus, PRIORITY } from './enqueue.js';
-import { isStockInput, placementOf, planStock, type Reservation } from './listing/index.js';
+import { isStockInput, type KitStock, placementOf, planKitStock, planStock, readKitStocks, requeueKits, type Reservation } from './listing/index.js';
 import { RereadGate } from './reread-gate.js';
 import type { InventoryRuntime } from './runtime.js';
 import type { PendingRead, Settlement, SkuState } from './state.js';
@@ -123,7 +123,9 @@ async function processInventoryJob(
   const states = await rt.state.lockAndReadMany(skus, owner, LOCK_TTL_MS);
   const held = skus.filter((sku) => states.get(sku) !== undefined);
   const renew = held.length > 0 ? setInterval(() => void rt.state.lockMany(held, owner, LOCK_TTL_MS).catch(() => undefined), LOCK_TTL_MS / 3) : undefined;
-  const ctx: JobContext = { rt, slots, job, alone: skus.length === 1, priority: job.opts.priority ?? PRIORITY.other, ...(signal ? { signal } : {}) };
+  // With kits: the figures of the job's kit targets, from their components' state read now (under the locks).
+  const kits = rt.kits ? await readKitStocks(rt, rt.kits, held) : undefined;
+  const ctx: JobContext = { rt, slots, job, alone: skus.length === 1, priority: job.opts.priority ?? PRIORITY.other, ...(signal ? { signal } : {}), ...(kits ? { kits } : {}) };
   // Every SKU ends before the locks go, even when one of them meets an error (of Redis: the store's
   // answers are outcomes): no PUT of this job may still be in flight once it settles.
   const ended = await Promise.allSettled(skus.map((sku) => runSku(ctx, sku, states.get(sku))));
@@ -138,6 +140,7 @@ async function processInventoryJob(
     }),
     owner,
   );
+  if (rt.kits && kits) await requeueKits(rt, rt.kits, states, new Set(kits.keys()), ctx.priority);
   const failure = ended.find((result) => result.status === 'rejected');
   if (failure) throw failure.reason;
   if (signal?.aborted) {
@@ -166,6 +169,8 @@ interface JobContext {
   paused?: { error: StoreRateLimitedError | StoreLoginRefusedError; waitMs: number };
   /** Aborted at the shutdown deadline: SKUs still waiting for a slot are not sent. */
   signal?: AbortSignal;
+  /** The job's kit targets and their figures (`inventory.kits`). */
+  kits?: ReadonlyMap<string, KitStock>;
 }
 
 /**
@@ -177,7 +182,7 @@ async function runSku(ctx: JobContext, sku: string, state: SkuState | undefined)
   const { rt, job, alone } = ctx;
   // Not an attempt: the SKU comes back after a short delay, once the other write is done.
   if (!state) return { sku, outcome: 'deferred', fields: [], settlements: [] };
-  const { send, settled, onApplied, passed } = plan(rt, sku, state, job.data.force === true);
+  const { send, settled, onApplied, passed } = plan(rt, sku, state, job.data.force === true, ctx.kits?.get(sku));
   const fields = [...send.keys()];
   const run = { sku, fields, settlements: [...settled] };
   // Booked reservations the ERP figure has passed apply to no figure from now on (they are per Code).
@@ -316,10 +321,10 @@ interface Plan {
 
 /**
  * Sorts the pending fields of a SKU into what to send and what to settle without sending. The stock is
- * planned apart (`planStock`): the store gets the published figure, recomputed on every job.
+ * planned apart (`planStock`, a kit's `planKitStock`): the store gets the published figure, recomputed on every job.
  */
-function plan(rt: InventoryRuntime, sku: string, state: SkuState, force: boolean): Plan {
-  const stock = planStock(state, force, rt.config.inventory.safetyStock, placementOf(sku, rt.config.inventory));
+function plan(rt: InventoryRuntime, sku: string, state: SkuState, force: boolean, kit?: KitStock): Plan {
+  const stock = kit ? planKitStock(state, kit, force, rt.now()) : planStock(state, force, rt.config.inventory.safetyStock, placementOf(sku, rt.config.inventory));
   const send = new Map<string, PendingRead>();
   const settled: Settlement[] = [...stock.settled];
   if (stock.send) send.set('Stock', stock.send);

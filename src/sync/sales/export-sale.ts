@@ -7,6 +7,7 @@
 import { storeInstant } from '../../erp/sinks/sale-rows.js';
 import { withContext } from '../../errors.js';
 import type { Sale } from '../../store/schemas/index.js';
+import { componentSale } from '../inventory/listing/index.js';
 import { ackChange } from './ack.js';
 import type { SalesRuntime } from './runtime.js';
 import type { SaleKey } from './sale-state.js';
@@ -24,6 +25,18 @@ export interface ExportRunOptions {
 export async function updatePendingGauge(rt: SalesRuntime): Promise<void> {
   const oldest = await rt.state.oldestPending();
   rt.metrics.oldestUnacknowledgedSale.set(oldest === null ? 0 : Math.max(0, (rt.now() - oldest) / 1000));
+}
+
+/**
+ * The sale as the ERP gets it: as sold, or with `sales.kits.export: components` each kit line replaced
+ * by its components (listing/kits/sale-lines.ts). Still one sale under its own key, so the sinks'
+ * idempotency holds: a repeated export of it is the no-op it always was.
+ */
+async function saleForErp(rt: SalesRuntime, sale: Sale, key: SaleKey): Promise<Sale> {
+  if (rt.config.sales.kits.export !== 'components' || !rt.kits) return sale;
+  const { sale: exported, unresolved } = await componentSale(sale, rt.kits);
+  for (const kit of unresolved) rt.logger.warn({ ...key, code: kit.code }, `kit line exported as sold: ${kit.reason}`);
+  return exported;
 }
 
 /** Exports (unless already exported) and acknowledges (unless disabled or done) one sale. */
@@ -46,7 +59,7 @@ export async function exportSale(rt: SalesRuntime, key: SaleKey, options: Export
   if (!record || options.force) {
     const sale = await readSale();
     createdAt = storeInstant(sale.CreationDate, rt.config.store.timeZone)?.getTime() ?? null;
-    const result = await rt.sink.export(sale, key.siteId);
+    const result = await rt.sink.export(await saleForErp(rt, sale, key), key.siteId);
     erpRef = result.erpRef;
     await rt.state.markExported(key, erpRef, rt.now());
     outcome.exported = result.created;

@@ -11,7 +11,7 @@ import { ConfigError } from '../../errors.js';
 import type { TypedEmitter } from '../../events.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
-import { ReservationSync } from '../inventory/listing/index.js';
+import { type KitCatalog, redisKitCatalog, ReservationSync } from '../inventory/listing/index.js';
 import { closeConnection, type FlowRuntime, openFlowRuntime, retryingJobOptions } from '../runtime.js';
 import { StoreRejects } from '../store-rejects.js';
 import { SaleStateStore } from './sale-state.js';
@@ -26,6 +26,8 @@ export interface SalesRuntime extends FlowRuntime<SalesEvents> {
   readonly storeRejects: StoreRejects;
   /** Reservations, when on (`inventory.reservations`): the pull reserves and releases through it. */
   readonly reservations?: ReservationSync;
+  /** The kit catalog, when `inventory.kits` composes kits: kit lines reserve their components, and may be exported as them. */
+  readonly kits?: KitCatalog;
   close(): Promise<void>;
 }
 
@@ -88,8 +90,9 @@ export function openSalesRuntime(deps: FlowDeps, options: SalesRuntimeOptions = 
       metrics: base.metrics,
       logger: base.logger,
     }));
+  const kits = deps.config.inventory.kits.length > 0 ? redisKitCatalog(redis, prefix) : undefined;
   const reservations = reservationsEnabled(deps.config)
-    ? new ReservationSync({ config: deps.config, redis, logger: base.logger, metrics: base.metrics, store: base.store, now })
+    ? new ReservationSync({ config: deps.config, redis, logger: base.logger, metrics: base.metrics, store: base.store, now, ...(kits ? { kits } : {}) })
     : undefined;
   return {
     ...base,
@@ -99,6 +102,7 @@ export function openSalesRuntime(deps: FlowDeps, options: SalesRuntimeOptions = 
     state: new SaleStateStore(redis, prefix, deps.config.sales.stateTtlDays * 86_400),
     queue,
     ...(reservations ? { reservations } : {}),
+    ...(kits ? { kits } : {}),
     get sink() {
       return openSink();
     },

@@ -5,6 +5,7 @@
  * (`allocation.ts`).
  */
 export { allocate, type Allocation, describeAllocation, placementOf, type SiteFigure } from './allocation.js';
+export * from './kits/index.js';
 export {
   appliesTo,
   isStockInput,

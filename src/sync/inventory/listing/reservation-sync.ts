@@ -26,6 +26,7 @@ import type { FlowDeps } from '../../flow.js';
 import { enqueueSkus, openInventoryQueue, PRIORITY } from '../enqueue.js';
 import { siteIdsOf, stockTargets } from '../target-key.js';
 import type { InventoryJobData } from '../types.js';
+import { type KitExploder, reservedLines, type SoldLine, soldLines } from './kits/index.js';
 import { openReservationStore, type ReservationStore, type ReservedSaleKey, type SaleLines } from './reservations.js';
 
 /** The statuses the store uses for a sale that will not be fulfilled (spec: -1 rejected, -2 cancelled). */
@@ -60,7 +61,12 @@ export interface ReservationSyncDeps {
   /** Reads sales again on a rebuild. */
   store: StoreClient;
   now: () => number;
+  /** The kits of `inventory.kits`: a kit line reserves its components. Unset: no kits, every line reserves its own code. */
+  kits?: KitExploder;
 }
+
+/** Without `inventory.kits` no code is a kit. */
+const NO_KITS: KitExploder = { explodeMany: () => Promise.resolve(new Map()) };
 
 /** Sales the sales flow knows are not done (its pending set), read again from the store on a rebuild. */
 export type PendingSales = () => Promise<ReservedSaleKey[]>;
@@ -68,18 +74,6 @@ export type PendingSales = () => Promise<ReservedSaleKey[]>;
 /** The statuses the sales pull must read so that reservations see every sale they need. */
 export function reservationPullStatuses(config: Readonly<Config>): number[] {
   return [...new Set([...config.inventory.reservations.statuses, ...RELEASING_STATUSES])];
-}
-
-/** A sale's quantities per SKU (lines without a code or a positive quantity hold nothing). */
-export function saleLines(sale: Sale): Map<string, number> {
-  const lines = new Map<string, number>();
-  for (const item of sale.Items ?? []) {
-    const code = typeof item.Code === 'string' ? item.Code.trim() : '';
-    const quantity = Number(item.Quantity);
-    if (code === '' || !(quantity > 0)) continue;
-    lines.set(code, (lines.get(code) ?? 0) + quantity);
-  }
-  return lines;
 }
 
 /** Makes and ends reservations; see the module comment. */
@@ -125,7 +119,7 @@ export class ReservationSync {
       if (typeof status !== 'number') continue;
       if (status < 0) toRelease.push({ siteId, saleId: sale.Id });
       else if (statuses.includes(status)) {
-        const lines = saleLines(sale);
+        const lines = await this.#reservedLines(soldLines(sale), { siteId, saleId: sale.Id });
         if (lines.size > 0) toReserve.push({ siteId, saleId: sale.Id, since, lines });
       }
     }
@@ -207,7 +201,9 @@ export class ReservationSync {
     const now = this.#deps.now();
     const sales: SaleLines[] = [];
     for (const sale of (await sink?.unprocessed?.()) ?? []) {
-      sales.push({ siteId: sale.siteId, saleId: sale.saleId, since: sale.receivedAt || now, lines: sale.lines });
+      const sold = [...sale.lines].map(([code, quantity]) => ({ code, quantity }));
+      const lines = await this.#reservedLines(sold, sale);
+      sales.push({ siteId: sale.siteId, saleId: sale.saleId, since: sale.receivedAt || now, lines });
     }
     const known = new Set(sales.map((sale) => `${sale.siteId}:${sale.saleId}`));
     const pending = (await pendingSales()).filter((key) => !known.has(`${key.siteId}:${key.saleId}`));
@@ -234,6 +230,16 @@ export class ReservationSync {
   /** Closes the queue handle (not the connection). */
   async close(): Promise<void> {
     await this.#queue?.close();
+  }
+
+  /** A sale's units per code, a kit line as its components (listing/kits/sale-lines.ts). */
+  async #reservedLines(sold: readonly SoldLine[], sale: ReservedSaleKey): Promise<Map<string, number>> {
+    const { lines, unresolved } = await reservedLines(sold, this.#deps.kits ?? NO_KITS);
+    // Without kits configured, IsCombo lines reserve their own code as they always did: nothing to say.
+    if (this.#deps.kits) {
+      for (const kit of unresolved) this.#deps.logger.warn({ ...sale, code: kit.code }, `kit sale line reserved as its own code: ${kit.reason}`);
+    }
+    return lines;
   }
 
   async #release(keys: readonly ReservedSaleKey[], reason: string): Promise<number> {

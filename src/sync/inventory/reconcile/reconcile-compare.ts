@@ -8,7 +8,7 @@
 import { cursorToVersion, isTimestampCursor } from '../../../erp/cursor.js';
 import type { InventoryItem } from '../../../store/schemas/index.js';
 import { PRIORITY } from '../enqueue.js';
-import { placementOf, publishedStock, SAFETY_FIELD, safetyStockOf, type SkuReservations } from '../listing/index.js';
+import { isCycle, kitFigure, placementOf, publishedStock, type Resolved, SAFETY_FIELD, safetyStockOf, type SkuReservations } from '../listing/index.js';
 import type { InventoryRuntime } from '../runtime.js';
 import type { ErpSnapshot } from '../snapshot/index.js';
 import { keyOf } from '../target-key.js';
@@ -38,6 +38,8 @@ export interface ComparisonContext {
   observedAt: number;
   /** Queue every compared field, equal or not. */
   force: boolean;
+  /** The kits (`inventory.kits`): their Stock is compared with their figure from the components' rows. */
+  kits?: ReadonlyMap<string, Resolved>;
   sampleSize: number;
   signal?: AbortSignal;
 }
@@ -51,6 +53,8 @@ export class StoreComparison {
   readonly otherCodes = new Set<string>();
   /** Targets with a difference. */
   readonly differing = new Set<string>();
+  /** Kit targets whose Stock differs from their figure (or all compared, forced): queued to be re-computed. */
+  readonly kitTargets = new Set<string>();
   /** Per target: the priority of its fix. */
   readonly priorities = new Map<string, number>();
   /** Per ERP row, per target: the fields to queue. */
@@ -75,7 +79,11 @@ export class StoreComparison {
     if (onDefault) report.storeItems++;
     const code = item.Code;
     const first = erp.first(code);
+    const kit = this.#ctx.kits?.get(code);
+    // A kit's Stock is its figure, whether or not the ERP has a row for its code (ERPNext and Odoo keep none).
+    if (kit && onDefault) this.#compareKit(item, read, code, kit);
     if (first === undefined) {
+      if (kit) return;
       if (!onDefault) return;
       this.otherCodes.add(code);
       if (!this.#ctx.refused.has(code)) this.#ctx.orphans?.see(item, read.siteId);
@@ -87,7 +95,9 @@ export class StoreComparison {
     for (let row: number | undefined = first; row !== undefined; row = erp.next(row)) {
       const siteId = rules.targetSite(row, site);
       if (siteId === null || (!onDefault && rules.listOf(row) !== read.priceListId)) continue;
-      const fields = onDefault ? rules.defaultFields(row) : rules.priceFields(row);
+      const all = onDefault ? rules.defaultFields(row) : rules.priceFields(row);
+      // An ERP stock row for a kit's code is not used.
+      const fields = kit ? all.filter((field) => field !== 'Stock') : all;
       if (fields.length === 0) continue;
       const key = keyOf({ code, ...(siteId === undefined ? {} : { siteId }), ...(onDefault ? {} : { priceListId: read.priceListId }) });
       const stock = fields.includes('Stock') ? this.#expectedStock(row, code, siteId) : undefined;
@@ -116,6 +126,28 @@ export class StoreComparison {
       for (const [sku, fields] of byTarget) items.push({ source, cursor, sku, values, fields: [...fields] });
     }
     return items;
+  }
+
+  /** Compares a kit's Stock with `min over its components of floor(expected stock ÷ quantity)` (none in a cycle). */
+  #compareKit(item: InventoryItem, read: StoreRead, code: string, kit: Resolved): void {
+    const { rules, report, rt } = this.#ctx;
+    const site = read.siteId ?? (typeof item.SiteId === 'number' ? item.SiteId : null);
+    const sites = rules.sites;
+    if (isCycle(kit) || (sites.length > 0 && (site === null || !sites.includes(site)))) return;
+    const siteId = sites.length > 0 && site !== null ? site : undefined;
+    const stock = kitFigure(kit, (component) => {
+      for (let row = this.#ctx.erp.first(component); row !== undefined; row = this.#ctx.erp.next(row)) {
+        const expected = rules.targetSite(row, siteId ?? null) === null ? undefined : this.#expectedStock(row, component, siteId);
+        if (typeof expected === 'number') return expected;
+      }
+      return undefined;
+    }).figure;
+    const key = keyOf({ code, ...(siteId === undefined ? {} : { siteId }) });
+    const changed = diffRecord(report, item, this.#ctx.erp, -1, { fields: ['Stock'], stock, siteId: read.siteId, priceListId: undefined, key, lists: rt.config.inventory.priceLists }, this.#ctx.sampleSize);
+    if (changed.length > 0) this.differing.add(key);
+    if (changed.length === 0 && !this.#ctx.force) return;
+    this.kitTargets.add(key);
+    this.priorities.set(key, Math.min(this.priorities.get(key) ?? PRIORITY.other, reconcilePriority(['Stock'], stock, item)));
   }
 
   /**

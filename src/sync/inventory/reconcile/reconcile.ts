@@ -25,7 +25,7 @@ import { ConfigError, formatIssue } from '../../../errors.js';
 import type { RecordReject } from '../../../store/records.js';
 import type { InventoryItem } from '../../../store/schemas/index.js';
 import type { FlowDeps } from '../../flow.js';
-import { PRIORITY } from '../enqueue.js';
+import { enqueueSkus, PRIORITY } from '../enqueue.js';
 import { type InventoryRuntime, openInventoryRuntime } from '../runtime.js';
 import { targetRows } from '../snapshot/index.js';
 import { codeOf, siteIdsOf } from '../target-key.js';
@@ -118,9 +118,10 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
     // The store is compared with the published stock, so a reconcile never undoes a reservation.
     const observedAt = rt.now();
     const reservations = await rt.reservations.all();
+    const kits = await rt.kits?.all();
     const rules = new TargetRules(side.erp, siteIds, inventory.priceLists);
     const { refused, erp } = side;
-    const comparison = new StoreComparison({ rt, erp, rules, report, refused, orphans, reservations, observedAt, force: options.force === true, sampleSize, ...signal });
+    const comparison = new StoreComparison({ rt, erp, rules, report, refused, orphans, reservations, observedAt, force: options.force === true, sampleSize, ...signal, ...(kits ? { kits } : {}) });
     ready = { side, rules, comparison };
   })();
   const rejects: RecordReject[] = [];
@@ -148,6 +149,9 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
   report.orphans.queued = orphanItems.length;
   if (report.dryRun) report.queued = new Set(targetRows(toQueue, inventory.priceLists, siteIds).map(({ sku }) => sku)).size;
   else for (let i = 0; i < toQueue.length; i += QUEUE_CHUNK) report.queued += await queueForced(rt, toQueue.slice(i, i + QUEUE_CHUNK), priorities);
+  // Kits carry no ERP values to merge: their jobs re-compute the figure and send it even where the store
+  // last acknowledged the same (it was seen to differ).
+  if (compared.kitTargets.size > 0) report.queued += report.dryRun ? compared.kitTargets.size : await enqueueSkus(rt.queue, compared.kitTargets, { priorities, force: true });
 
   report.storeRejected = new Set(rejects.map((reject) => reject.id ?? reject.issues.map(formatIssue).join())).size;
   if (!report.dryRun) {

@@ -1,0 +1,158 @@
+/**
+ * The compositions storesync knows, in Redis under the prefix (never in process memory: a catalog of
+ * 10,000 kits costs the process nothing between reads):
+ *   kit:codes             set     every kit code
+ *   kit:direct:{kit}      string  JSON { source, components }: the kit's own rows, as its source gave them
+ *   kit:leaves:{kit}      string  JSON KitComponent[] (nested kits resolved through) or { cycle }
+ *   kit:in:{code}         set     the kits containing `code`, directly or through another kit: the reverse
+ *                                 index a component's change re-queues its kits with
+ *   kit:src:{source}      set     the kits a source defined at its last complete read
+ *   kit:refused:{source}  hash    kit (or the row's ref) → JSON issues of the rows refused at that read
+ * `writeComposition` replaces one source's part of it; the other sources' kits stay.
+ */
+import type { Redis } from 'ioredis';
+
+import type { ValidationIssue } from '../../../../errors.js';
+import { stateKey } from '../../../../queue/connection.js';
+import { execOrThrow } from '../../state.js';
+import { cyclesOf, descendants, groupRows, isCycle, type KitComponent, type KitCycle, type KitRow, resolveAll,type Resolved } from './composition.js';
+
+/** The compositions storesync knows, kept in Redis under the prefix (memory independent of the catalog). */
+export interface KitCatalog {
+  /**
+   * The kit's leaf components (nested kits resolved through, quantities multiplied), or undefined when
+   * `code` is not a kit. A kit in a cycle resolves to `{ cycle: string[] }` (the codes of the cycle, in order).
+   */
+  explode(code: string): Promise<readonly KitComponent[] | KitCycle | undefined>;
+  /** Every kit that contains `component`, directly or through another kit (the reverse index, not a scan). */
+  kitsContaining(component: string): Promise<readonly string[]>;
+  /** `explode` of several codes in one round trip. */
+  explodeMany(codes: readonly string[]): Promise<Map<string, Resolved>>;
+  /** `kitsContaining` of several codes in one round trip (the union). */
+  kitsContainingAny(codes: readonly string[]): Promise<Set<string>>;
+  /** The kit's own rows (its direct components) and the source that gave them, or undefined when not a kit. */
+  direct(code: string): Promise<{ source: string; components: KitComponent[] } | undefined>;
+  /** Every kit and what it resolves to (the reconcile compares kits with their figures). */
+  all(): Promise<Map<string, Resolved>>;
+  /** The rows a source refused at its last complete read, by kit (or by the row's ref when it had no kit). */
+  refused(source: string): Promise<Map<string, ValidationIssue[]>>;
+}
+
+/** What one complete read of a composition source changed. */
+export interface CompositionWrite {
+  /** Kits the source defines now. */
+  kits: number;
+  /** Kits whose leaf components or quantities changed (added and removed ones included): to re-compute. */
+  changed: string[];
+  /** Cycles refused, each as its codes in order (their kits, and kits containing them, are unwritten). */
+  cycles: string[][];
+}
+
+/** The key of one part of the catalog. */
+function key(prefix: string, ...parts: string[]): string {
+  return stateKey(prefix, 'kit', ...parts);
+}
+
+/** The catalog of a runtime's Redis connection and prefix. */
+export function redisKitCatalog(redis: Redis, prefix: string): KitCatalog {
+  const explodeMany = async (codes: readonly string[]): Promise<Map<string, Resolved>> => {
+    const out = new Map<string, Resolved>();
+    if (codes.length === 0) return out;
+    const raws = await redis.mget(codes.map((code) => key(prefix, 'leaves', code)));
+    codes.forEach((code, i) => {
+      const raw = raws[i];
+      if (raw) out.set(code, JSON.parse(raw) as Resolved);
+    });
+    return out;
+  };
+  const kitsContainingAny = async (codes: readonly string[]): Promise<Set<string>> => {
+    if (codes.length === 0) return new Set();
+    return new Set(await redis.sunion(codes.map((code) => key(prefix, 'in', code))));
+  };
+  return {
+    explodeMany,
+    kitsContainingAny,
+    explode: async (code) => (await explodeMany([code])).get(code),
+    all: async () => explodeMany(await redis.smembers(key(prefix, 'codes'))),
+    kitsContaining: async (component) => [...(await kitsContainingAny([component]))],
+    direct: async (code) => {
+      const raw = await redis.get(key(prefix, 'direct', code));
+      return raw ? (JSON.parse(raw) as { source: string; components: KitComponent[] }) : undefined;
+    },
+    refused: async (source) => {
+      const hash = await redis.hgetall(key(prefix, 'refused', source));
+      return new Map(Object.entries(hash).map(([kit, raw]) => [kit, JSON.parse(raw) as ValidationIssue[]]));
+    },
+  };
+}
+
+/**
+ * Replaces what `source` defines with `rows` (one complete read of it) and records the rows it refused;
+ * resolves every kit again (nested kits may cross sources) and rewrites the leaves and the reverse index
+ * of the kits that changed, in one transaction. A kit another source also defines is taken from this one.
+ */
+export async function writeComposition(
+  redis: Redis,
+  prefix: string,
+  source: string,
+  rows: Iterable<KitRow>,
+  refused: ReadonlyArray<{ kit?: string; ref: string; issues: ValidationIssue[] }> = [],
+): Promise<CompositionWrite> {
+  const mine = groupRows(rows);
+  const codes = await redis.smembers(key(prefix, 'codes'));
+  const [directRaws, leafRaws] = codes.length === 0 ? [[], []] : await Promise.all([redis.mget(codes.map((code) => key(prefix, 'direct', code))), redis.mget(codes.map((code) => key(prefix, 'leaves', code)))]);
+  const direct = new Map<string, { source: string; components: KitComponent[] }>();
+  const oldLeaves = new Map<string, string>();
+  codes.forEach((code, i) => {
+    const raw = directRaws[i];
+    if (raw) {
+      const stored = JSON.parse(raw) as { source: string; components: KitComponent[] };
+      if (stored.source !== source) direct.set(code, stored);
+    }
+    const leaves = leafRaws[i];
+    if (leaves) oldLeaves.set(code, leaves);
+  });
+  for (const [kit, components] of mine) direct.set(kit, { source, components });
+  const components = new Map([...direct].map(([kit, entry]) => [kit, entry.components]));
+  const resolved = resolveAll(components);
+  const changed = new Set<string>();
+  for (const [kit, leaves] of resolved) if (oldLeaves.get(kit) !== JSON.stringify(leaves)) changed.add(kit);
+  for (const kit of oldLeaves.keys()) if (!resolved.has(kit)) changed.add(kit);
+
+  const multi = redis.multi();
+  multi.del(key(prefix, 'src', source), key(prefix, 'refused', source));
+  if (mine.size > 0) multi.sadd(key(prefix, 'src', source), ...mine.keys());
+  if (refused.length > 0) multi.hset(key(prefix, 'refused', source), Object.fromEntries(refusedByKit(refused)));
+  // The reverse index of a changed kit: out of every code it contained, into every code it contains now.
+  const oldDirect = new Map<string, readonly KitComponent[]>();
+  codes.forEach((code, i) => {
+    const raw = directRaws[i];
+    if (raw) oldDirect.set(code, (JSON.parse(raw) as { components: KitComponent[] }).components);
+  });
+  for (const kit of changed) {
+    for (const code of descendants(kit, oldDirect)) multi.srem(key(prefix, 'in', code), kit);
+    const leaves = resolved.get(kit);
+    if (!leaves) {
+      multi.del(key(prefix, 'direct', kit), key(prefix, 'leaves', kit));
+      multi.srem(key(prefix, 'codes'), kit);
+      continue;
+    }
+    multi.set(key(prefix, 'leaves', kit), JSON.stringify(leaves));
+    multi.sadd(key(prefix, 'codes'), kit);
+    if (!isCycle(leaves)) for (const code of descendants(kit, components)) multi.sadd(key(prefix, 'in', code), kit);
+  }
+  for (const [kit, entry] of direct) if (entry.source === source) multi.set(key(prefix, 'direct', kit), JSON.stringify(entry));
+  await execOrThrow(multi);
+  const cycles = cyclesOf(resolved);
+  return { kits: mine.size, changed: [...changed].sort(), cycles };
+}
+
+/** Refused rows grouped by kit (the row's ref when it named none), as JSON issue lists. */
+function refusedByKit(refused: ReadonlyArray<{ kit?: string; ref: string; issues: ValidationIssue[] }>): Map<string, string> {
+  const byKit = new Map<string, ValidationIssue[]>();
+  for (const { kit, ref, issues } of refused) {
+    const id = kit !== undefined && kit !== '' ? kit : ref;
+    byKit.set(id, [...(byKit.get(id) ?? []), ...issues]);
+  }
+  return new Map([...byKit].map(([kit, issues]) => [kit, JSON.stringify(issues)]));
+}

@@ -1,0 +1,113 @@
+/**
+ * A kit's stock in the worker. The ERP keeps none (an ERP stock row for a kit's code is not used): the
+ * figure is `min over its components of floor(sellable(component) ÷ quantity)`, where `sellable` is what
+ * storesync would publish for the component's own target on the same site (ERP − safety − reservations,
+ * the site's part with `inventory.sites`; `published-stock.ts`). A component the ERP does not know, or
+ * that vanished, makes the kit 0. The components' state is read in one pipeline per job.
+ *
+ * A kit's write is versioned by what the store acknowledged, not by ERP versions (the figure has as many
+ * inputs as components): it is sent when it differs from the acknowledged figure, when forced, or when
+ * the store moved the kit's own stock (a sale or a cancellation of the kit seen as a reservation of its
+ * code). Jobs of one target never overlap (its write lock), and each reads the components after taking
+ * it: a later job always computes from newer inputs.
+ */
+import type { Redis } from 'ioredis';
+
+import { stateKey } from '../../../../queue/connection.js';
+import { execOrThrow, type Settlement, type SkuState } from '../../state.js';
+import { homeSiteOf, keyOf, stateKeyOf, targetParts } from '../../target-key.js';
+import type { PendingEntry } from '../../types.js';
+import { placementOf } from '../allocation.js';
+import { type Figure, publishedStock, RESERVATION_MOVES_FIELD, SAFETY_FIELD, safetyStockOf, type StockPlan } from '../published-stock.js';
+import { parseSkuReservations } from '../reservations.js';
+import type { KitCatalog } from './catalog.js';
+import { type ComponentFigure, isCycle, kitFigure, type Resolved } from './composition.js';
+import type { KitRuntime } from './runtime.js';
+
+/** A kit target's figure and how it was reached (`inventory explain` shows it). */
+export type KitStock = { kit: string; siteId?: number } & ({ components: ComponentFigure[]; figure: number; limiting?: string } | { cycle: readonly string[] });
+
+/** The key of a component's target on the kit target's site. */
+function componentKey(kitKey: string, component: string): string {
+  const { siteId } = targetParts(kitKey);
+  return keyOf({ code: component, ...(siteId === undefined ? {} : { siteId }) });
+}
+
+/** A stock figure entry from its JSON, when it is a usable stock. */
+function figureOf(raw: string | null | undefined): (PendingEntry & { value: number }) | undefined {
+  if (!raw) return undefined;
+  const entry = JSON.parse(raw) as PendingEntry;
+  return typeof entry.value === 'number' && Number.isInteger(entry.value) && entry.value >= 0 ? (entry as PendingEntry & { value: number }) : undefined;
+}
+
+/**
+ * The kit figures of the stock targets among `keys` (undefined for a key that is no kit's): one round
+ * trip finds the kits, one reads every component's ERP figure, safety stock and reservations.
+ */
+export async function readKitStocks(rt: Pick<KitRuntime, 'redis' | 'config'>, catalog: KitCatalog, keys: readonly string[]): Promise<Map<string, KitStock>> {
+  const out = new Map<string, KitStock>();
+  const stockKeys = keys.filter((key) => targetParts(key).priceListId === undefined);
+  const resolved = await catalog.explodeMany([...new Set(stockKeys.map((key) => targetParts(key).code))]);
+  const kitKeys = stockKeys.filter((key) => resolved.has(targetParts(key).code));
+  if (kitKeys.length === 0) return out;
+  const leavesOf = (key: string): Resolved => resolved.get(targetParts(key).code) ?? [];
+  const wanted = [...new Set(kitKeys.flatMap((key) => {
+    const leaves = leavesOf(key);
+    return isCycle(leaves) ? [] : leaves.map((leaf) => componentKey(key, leaf.code));
+  }))];
+  const sellable = await readSellable(rt.redis, rt.config, wanted);
+  for (const key of kitKeys) {
+    const leaves = leavesOf(key);
+    const { code: kit, siteId } = targetParts(key);
+    const base = { kit, ...(siteId === undefined ? {} : { siteId }) };
+    if (isCycle(leaves)) {
+      out.set(key, { ...base, cycle: leaves.cycle });
+      continue;
+    }
+    const { figure, limiting, components } = kitFigure(leaves, (code) => sellable.get(componentKey(key, code)));
+    out.set(key, { ...base, components, figure, ...(limiting === undefined ? {} : { limiting }) });
+  }
+  return out;
+}
+
+/** What storesync would publish for each component target of `keys` (absent: the ERP has no stock of it). */
+async function readSellable(redis: Redis, config: KitRuntime['config'], keys: readonly string[]): Promise<Map<string, number>> {
+  const { prefix } = config.redis;
+  const home = homeSiteOf(config);
+  const pipeline = redis.pipeline();
+  for (const key of keys) {
+    pipeline.hmget(stateKey(prefix, 'inv', 'erp', stateKeyOf(key, home)), 'Stock', SAFETY_FIELD);
+    pipeline.hgetall(stateKey(prefix, 'inv', 'res', targetParts(key).code));
+  }
+  const results = keys.length === 0 ? [] : await execOrThrow(pipeline);
+  const out = new Map<string, number>();
+  keys.forEach((key, i) => {
+    const [stockRaw, safetyRaw] = results[2 * i] as Array<string | null>;
+    const stock = figureOf(stockRaw);
+    if (!stock) return;
+    const safety = safetyRaw ? (JSON.parse(safetyRaw) as PendingEntry) : undefined;
+    const reservations = parseSkuReservations(results[2 * i + 1] as Record<string, string>);
+    const figure: Figure = stock;
+    out.set(key, publishedStock(stock.value, figure, reservations, safetyStockOf(safety, config.inventory.safetyStock), placementOf(key, config.inventory)).published);
+  });
+  return out;
+}
+
+/**
+ * The stock plan of a kit target: the kit's own ERP Stock and SafetyStock are settled unused, and the
+ * figure is sent unless the store already acknowledged it (see the module comment). A kit in a cycle
+ * gets no stock write.
+ */
+export function planKitStock(state: SkuState, stock: KitStock, force: boolean, now: number): StockPlan {
+  const settled: Settlement[] = [...state.pending].filter(([field]) => field === 'Stock' || field === SAFETY_FIELD).map(([field, read]) => ({ mode: 'drop', field, read }));
+  if ('cycle' in stock) return { onApplied: [], settled, passed: [] };
+  // The store moves a listing itself for the sales placed or cancelled on it: with sites, its own site's.
+  const reservations = parseSkuReservations(state.reservations);
+  const moves = stock.siteId === undefined ? reservations.moves : (reservations.siteMoves?.get(stock.siteId) ?? 0);
+  const storeMoved = moves !== (state.applied.get(RESERVATION_MOVES_FIELD) ?? 0);
+  // Version 0: never ahead of an ERP figure, should the code stop being a kit.
+  const entry: PendingEntry = { value: stock.figure, version: 0, at: now, source: 'kits' };
+  const movesApplied: Settlement = { mode: 'applied', field: RESERVATION_MOVES_FIELD, read: { raw: '', entry: { ...entry, version: moves } } };
+  if (!force && !storeMoved && state.acked.get('Stock') === stock.figure) return { onApplied: [], settled, passed: [] };
+  return { send: { raw: '', entry }, onApplied: [movesApplied], settled, passed: [] };
+}
