@@ -10,6 +10,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
+import { createLogger, type Logger } from '../../../src/log.js';
 import { flowActions } from '../../../src/sync/control/flow-actions.js';
 import { type ControlFlow, startControlFlow } from '../../../src/sync/control/index.js';
 import type { InventoryFlow } from '../../../src/sync/inventory/flow.js';
@@ -107,8 +108,8 @@ describe('a settings change at restart', () => {
    * Starts the control flow (its worker runs the reconciles the pass queues) and the inventory flow under
    * `inventory` (merged over the test's defaults), as the daemon does, and waits for the pass at start.
    */
-  async function start(inventory: Record<string, unknown>): Promise<InventoryFlow> {
-    const deps = h.deps({ inventory });
+  async function start(inventory: Record<string, unknown>, logger?: Logger): Promise<InventoryFlow> {
+    const deps = { ...h.deps({ inventory }), ...(logger ? { logger } : {}) };
     control = await startControlFlow(deps, { role: 'all', actions: flowActions(deps) });
     flow = await startInventoryFlow(deps, { role: 'all' });
     await flow.reevaluated;
@@ -263,7 +264,18 @@ describe('a settings change at restart', () => {
     await stop();
 
     const before = h.sim.writes.length;
-    const report = await (await start({ sources: [catalogSource({ stockRounding: 'round' }), priceSource('list')] })).reevaluated;
+    let log = '';
+    const logger = createLogger({ level: 'info', destination: { write: (line: string) => (log += line) } });
+    const report = await (await start({ sources: [catalogSource({ stockRounding: 'round' }), priceSource('list')] }, logger)).reevaluated;
+    const told = log.split('\n').filter((line) => line.includes('"msg":"inventory settings changed') || line.includes('"level":"warn"'));
+    expect(told, 'one line tells the change and the reconcile queued').toEqual([
+      expect.stringContaining(
+        `inventory settings changed since the last start (inventory.sources.catalog.stockRounding): 0 of 0 targets queued to be written, 0 failed jobs queued again; a reconcile of source catalog queued (stockRounding; control job ${report?.reconciles[0]?.jobId})`,
+      ),
+    ]);
+    await reconciled(report);
+    await idle();
+    expect(fieldWrites(before), 'the two figures round moves, and nothing else').toEqual(['CF-2@undefined Stock=5', 'CF-4@undefined Stock=3']);
     expect(report, 'only the rounding changed: no walk, a reconcile of catalog').toMatchObject({
       changed: ['inventory.sources.catalog.stockRounding'],
       targets: 0,
@@ -271,9 +283,6 @@ describe('a settings change at restart', () => {
       reconciles: [{ source: 'catalog', why: ['stockRounding'] }],
       notReconciled: [],
     });
-    await reconciled(report);
-    await idle();
-    expect(fieldWrites(before), 'the two figures round moves, and nothing else').toEqual(['CF-2@undefined Stock=5', 'CF-4@undefined Stock=3']);
     expect(['CF-1', 'CF-2', 'CF-3', 'CF-4'].map((code) => h.sim.state.itemOn(code)?.item.Stock)).toEqual([4, 5, 7, 3]);
   });
 
@@ -288,11 +297,12 @@ describe('a settings change at restart', () => {
 
     const before = h.sim.writes.length;
     const report = await (await start({ sites: [{ siteId: 1 }, { siteId: 2 }, { siteId: 3 }], sources: [catalogSource()] })).reevaluated;
-    expect(report).toMatchObject({ changed: ['inventory.sites'], newSiteTargets: 0, reconciles: [{ source: 'catalog', why: ['site 3 added'] }], notReconciled: [] });
     await reconciled(report);
     await idle();
     // Site 3 only, each field that differs once: CF-2 already holds 0 and 1; sites 1 and 2 are unchanged.
-    expect(fieldWrites(before)).toEqual(['CF-1@3 Stock=10 Price=12.5', 'CF-3@3 Stock=4', 'CF-4@3 Price=9']);
+    expect(fieldWrites(before), 'site 3 gets its prices too, and nothing is written twice').toEqual(['CF-1@3 Stock=10 Price=12.5', 'CF-3@3 Stock=4', 'CF-4@3 Price=9']);
+    // The reconcile covers the site: the walk copies no stock to it (its writes would race the reconcile's).
+    expect(report).toMatchObject({ changed: ['inventory.sites'], newSiteTargets: 0, reconciles: [{ source: 'catalog', why: ['site 3 added'] }], notReconciled: [] });
     expect(h.sim.state.itemOn('CF-4', 3)?.item.Price).toBe(9);
   });
 
@@ -340,7 +350,8 @@ describe('a settings change at restart', () => {
     const second = await start(right);
     const report = await second.reevaluated;
     await idle();
-    expect(report).toMatchObject({ changed: ['inventory.priceLists'], failedRequeued: 3 });
+    // Codes renamed on the same ids: the rows kept are the same, no reconcile.
+    expect(report).toMatchObject({ changed: ['inventory.priceLists'], failedRequeued: 3, reconciles: [], notReconciled: [] });
     const sent = h.sim.writes.slice(before).map((write) => ({ code: write.code, ...write.fields }));
     expect(sent, 'the three prices, and nothing else').toEqual(
       expect.arrayContaining([
