@@ -46,6 +46,11 @@ interface DiffSourceShape {
 /** Where each kind keeps its snapshot, for the message. */
 const SNAPSHOT_KEY = { sql: 'a snapshot query', csv: 'a snapshotFile', http: 'a snapshotUrl' } as const;
 
+/** True when `source` has a full current set to read (the reconcile's and the diff's). */
+export function hasSnapshot(source: Pick<DiffSourceShape, 'kind' | 'snapshot' | 'snapshotFile' | 'snapshotUrl'>): boolean {
+  return (source.kind === 'sql' ? source.snapshot : source.kind === 'csv' ? source.snapshotFile : source.snapshotUrl) !== undefined;
+}
+
 /** The rules of these options that span several keys of a source (the config's superRefine calls it). */
 export function checkDiffSources(
   config: { inventory: { sources: readonly DiffSourceShape[] }; fulfillment: { sources: readonly DiffSourceShape[] } },
@@ -53,8 +58,7 @@ export function checkDiffSources(
 ): void {
   config.inventory.sources.forEach((source, index) => {
     const path = ['inventory', 'sources', index];
-    const hasSnapshot = (source.kind === 'sql' ? source.snapshot : source.kind === 'csv' ? source.snapshotFile : source.snapshotUrl) !== undefined;
-    if (source.diff !== undefined && !hasSnapshot) {
+    if (source.diff !== undefined && !hasSnapshot(source)) {
       ctx.addIssue({ code: 'custom', path: [...path, 'diff'], message: `source ${source.name}: diff needs ${SNAPSHOT_KEY[source.kind]}` });
     }
     if (source.diff === undefined && source.schedule === undefined) {

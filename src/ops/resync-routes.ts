@@ -1,5 +1,5 @@
 /**
- * `POST /admin/resync/inventory` (`{"skus"?: [...], "dryRun"?: bool, "force"?: bool, "confirmOrphans"?: bool}`) and
+ * `POST /admin/resync/inventory` (`{"skus"?: [...], "source"?: "name", "dryRun"?: bool, "force"?: bool, "confirmOrphans"?: bool}`) and
  * `POST /admin/resync/sales` (`{"from": "YYYY-MM-DD", "to": "YYYY-MM-DD", "dryRun"?: bool}`): each queues a
  * control job and answers 202 `{jobId}`; a bad body answers 400 naming the field.
  */

@@ -109,6 +109,16 @@ describe('an inventory resync posted to the HTTP server', () => {
     expect(requests['POST /Api/Inventory']).toBeUndefined();
   });
 
+  it('reconciles the one source named, as `resync inventory --source NAME` does', async () => {
+    const d = await start('RS-1,5,10\nRS-2,9,20\n');
+    const named = await resync(d, { source: 'erp-csv', dryRun: true });
+    expect(named.name).toBe('reconcile:dry-run:source=erp-csv');
+    expect(named.returnvalue).toMatchObject({ sources: ['erp-csv'], differences: 1 });
+    // Not the whole configuration: a source no one configured fails the job, naming it.
+    const unknown = await resync(d, { source: 'nope', dryRun: true });
+    expect(unknown.failedReason).toMatch(/no source named "nope"/);
+  });
+
   it('queues every field of every item with force, only the differences without', async () => {
     const d = await start('RS-1,5,10\nRS-2,9,20\n');
     const plain = await resync(d, { dryRun: true });

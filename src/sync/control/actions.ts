@@ -10,6 +10,8 @@ export type ControlProgress = Record<string, unknown> | number;
 export interface ReconcileRequest {
   /** Only these SKUs; empty: every item. */
   skus: string[];
+  /** Only this inventory source; unset: every enabled source. */
+  source?: string;
   dryRun: boolean;
   force: boolean;
   /** Act on store items no ERP source has even past the mass guard. */

@@ -10,9 +10,10 @@ import type { ControlActions } from './actions.js';
 /** Control actions running `runReconcile` and `pullSales`. */
 export function flowActions(deps: FlowDeps): ControlActions {
   return {
-    reconcile: ({ skus, dryRun, force, confirmOrphans, onProgress, signal }) =>
+    reconcile: ({ skus, source, dryRun, force, confirmOrphans, onProgress, signal }) =>
       runReconcile(deps, {
         ...(skus.length > 0 ? { skus } : {}),
+        ...(source === undefined ? {} : { source }),
         dryRun,
         force,
         confirmOrphans,

@@ -10,8 +10,8 @@ import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { Flow, FlowDeps, Role } from '../flow.js';
 import { startFlow } from '../lifecycle.js';
 import type { ControlActions } from './actions.js';
-import { type ControlJobData, controlJobName } from './job-data.js';
-import { type ControlRuntime, openControlRuntime } from './runtime.js';
+import type { ControlJobData } from './job-data.js';
+import { addControlJob, type ControlRuntime, openControlRuntime } from './runtime.js';
 import { createControlWorker } from './worker.js';
 
 // The control flow's public surface, so callers import from the folder.
@@ -53,11 +53,7 @@ export async function startControlFlow(deps: FlowDeps, options: { role: Role; ac
     queues: [queue],
     queue,
     workers: flow.workers,
-    async enqueue(data) {
-      const job = await queue.add(controlJobName(data), data);
-      if (job.id === undefined) throw new Error('BullMQ returned a job without an id');
-      return job.id;
-    },
+    enqueue: (data) => addControlJob(queue, data),
     close: flow.close,
   };
 }

@@ -25,6 +25,7 @@ export const inventoryResyncSchema = z
   .object({
     action: z.literal('inventory-reconcile'),
     skus: z.array(z.string().min(1)).max(10_000).default([]).describe('Only these SKUs; empty: every item'),
+    source: z.string().min(1).optional().describe('Only this inventory source (inventory.sources[].name); unset: every enabled source'),
     dryRun: z.boolean().default(false).describe('Report the differences without writing to the store'),
     force: z.boolean().default(false).describe('Write every item, even those already equal'),
     confirmOrphans: z
@@ -128,9 +129,13 @@ function pickBranch(branches: z.core.$ZodIssue[][], input: unknown): z.core.$Zod
 }
 
 
-/** A readable job name for the dashboard: `reconcile`, `reconcile:dry-run`, `reconcile:A-1,B-2`, `sales-pull:2024-01-01..2024-01-31`. */
+/**
+ * A readable job name for the dashboard: `reconcile`, `reconcile:dry-run`, `reconcile:source=erp`,
+ * `reconcile:A-1,B-2`, `sales-pull:2024-01-01..2024-01-31`.
+ */
 export function controlJobName(job: ControlJobData): string {
   if (job.action === 'sales-pull') return `sales-pull:${job.from}..${job.to}${job.dryRun ? ':dry-run' : ''}`;
   const skus = job.skus.length === 0 ? '' : `:${job.skus.slice(0, 5).join(',')}${job.skus.length > 5 ? `,+${job.skus.length - 5}` : ''}`;
-  return `reconcile${job.dryRun ? ':dry-run' : ''}${job.confirmOrphans ? ':confirm-orphans' : ''}${skus}`;
+  const source = job.source === undefined ? '' : `:source=${job.source}`;
+  return `reconcile${job.dryRun ? ':dry-run' : ''}${job.confirmOrphans ? ':confirm-orphans' : ''}${source}${skus}`;
 }

@@ -37,6 +37,7 @@ export function createControlWorker(options: ControlWorkerOptions): Worker {
     if (data.action === 'sales-pull') return actions.pullSales({ from: data.from, to: data.to, dryRun: data.dryRun, signal });
     return actions.reconcile({
       skus: data.skus,
+      ...(data.source === undefined ? {} : { source: data.source }),
       dryRun: data.dryRun,
       force: data.force,
       confirmOrphans: data.confirmOrphans,

@@ -6,16 +6,18 @@
  * acknowledged; the targets of failed jobs are queued again too (a write the store refused under the
  * old settings) and their failed jobs removed. Nothing is re-read from the ERP and nothing unchanged
  * is re-sent. A change of a setting that moves no figure (`inventory.createMissing`) only queues the
- * failed jobs' targets again; a source's `stockRounding` changed is only told (the figures already
- * read were rounded when read).
+ * failed jobs' targets again. What Redis cannot tell (a source's `stockRounding`, a site added, a price
+ * list's id moved) is left to a reconcile of the sources concerned, queued by the pass
+ * (`settings-reconcile.ts`).
  *
  * A queued target gets a copy of its newest ERP stock (and safety stock) as a pending entry flagged
  * `resend`, as the snapshot diff does: the worker then compares the figure it computes with the one
  * the store acknowledged instead of skipping a version the store already took, and writes only when
- * they differ. A site added to `inventory.sites` gets, per Code, the ERP stock of a site listed before
- * (or of the default target, when no site was): the stock of a record naming no site is the same on
- * every site. A site removed is no longer written. One process runs the pass (a lock under the
- * prefix); the settings are recorded once it has finished, so a pass cut short runs again.
+ * they differ. A site added to `inventory.sites` is reconciled; when some enabled source cannot be
+ * (no snapshot), the site gets, per Code, the ERP stock of a site listed before (or of the default
+ * target, when no site was) as well: the stock of a record naming no site is the same on every site. A
+ * site removed is no longer written. One process runs the pass (a lock under the prefix); the settings
+ * are recorded once it has finished, so a pass cut short runs again.
  */
 import { randomUUID } from 'node:crypto';
 
@@ -27,6 +29,7 @@ import { RELEASE_IF_OWNER, RENEW_IF_OWNER } from '../../queue/redis-lock.js';
 import { enqueueSkus, PRIORITY } from './enqueue.js';
 import { newestEntry, placementOf, planStock, SAFETY_FIELD } from './listing/index.js';
 import type { InventoryRuntime } from './runtime.js';
+import { coversEverySource, describeReconciles, queueReconciles, reconcilePlan } from './settings-reconcile.js';
 import { globEscape } from './snapshot/index.js';
 import type { SkuState } from './state.js';
 import { homeSiteOf, homeTargetOf, keyOf, siteIdsOf, targetParts } from './target-key.js';
@@ -54,14 +57,16 @@ export async function reevaluateOnStart(rt: InventoryRuntime, signal?: AbortSign
     const record = new SettingsRecord(rt.redis, prefix);
     const before = await record.read();
     const now = targetSettings(rt.config);
-    const report: ReevaluateReport = { changed: before ? changedSettings(before, now) : [], targets: 0, queued: 0, newSiteTargets: 0, failedRequeued: 0, rereadNeeded: [] };
+    const report: ReevaluateReport = { changed: before ? changedSettings(before, now) : [], targets: 0, queued: 0, newSiteTargets: 0, failedRequeued: 0, reconciles: [], notReconciled: [] };
     if (before && report.changed.length > 0) {
-      report.rereadNeeded = roundingChanged(report.changed);
-      // A rounding change alone moves no figure already read: it is only told. A change of whether the
-      // store takes a write (createMissing) moves no figure either: only refused writes are tried again.
-      if (figuresChanged(report.changed)) await queueChangedTargets(rt, before, report, renew, signal);
-      if (report.rereadNeeded.length < report.changed.length) await requeueFailed(rt, report, renew, signal);
+      const plan = reconcilePlan(rt, before, now, report.changed);
+      // A rounding change alone moves no figure already read: the reconcile re-reads them. A change of
+      // whether the store takes a write (createMissing) moves no figure either: only refused writes are
+      // tried again. A site added that the reconcile covers is left to it (a copy would race its writes).
+      if (figuresChanged(report.changed)) await queueChangedTargets(rt, before, report, { copyToAdded: !coversEverySource(rt, plan), renew }, signal);
+      if (roundingChanged(report.changed).length < report.changed.length) await requeueFailed(rt, report, renew, signal);
       if (signal?.aborted) return report;
+      await queueReconciles(rt, plan, report);
       log(rt, report);
     }
     await record.write(now);
@@ -73,7 +78,13 @@ export async function reevaluateOnStart(rt: InventoryRuntime, signal?: AbortSign
 }
 
 /** Walks every target's ERP state and queues the stock targets whose figure changed, and new sites' targets. */
-async function queueChangedTargets(rt: InventoryRuntime, before: TargetSettings, report: ReevaluateReport, renew: () => Promise<void>, signal?: AbortSignal): Promise<void> {
+async function queueChangedTargets(
+  rt: InventoryRuntime,
+  before: TargetSettings,
+  report: ReevaluateReport,
+  { copyToAdded, renew }: { copyToAdded: boolean; renew: () => Promise<void> },
+  signal?: AbortSignal,
+): Promise<void> {
   const base = `${stateKey(rt.config.redis.prefix, 'inv', 'erp')}:`;
   const sites = siteIdsOf(rt.config.inventory);
   const oldSites = settingsSites(before);
@@ -88,7 +99,7 @@ async function queueChangedTargets(rt: InventoryRuntime, before: TargetSettings,
     do {
       const [next, keys] = await server.scan(cursor, 'MATCH', `${globEscape(base)}*`, 'COUNT', CHUNK);
       cursor = next;
-      await queueChunk(rt, keys.map((key) => key.slice(base.length)), { sites, added, donor, home }, report);
+      await queueChunk(rt, keys.map((key) => key.slice(base.length)), { sites, added, copyToAdded, donor, home }, report);
       await renew();
     } while (cursor !== '0' && !signal?.aborted);
   }
@@ -107,7 +118,13 @@ function scanned(redis: Redis): Redis[] {
 async function queueChunk(
   rt: InventoryRuntime,
   keys: readonly string[],
-  { sites, added, donor, home }: { sites: readonly number[]; added: readonly number[]; donor: (key: string) => boolean; home: number | undefined },
+  {
+    sites,
+    added,
+    copyToAdded,
+    donor,
+    home,
+  }: { sites: readonly number[]; added: readonly number[]; copyToAdded: boolean; donor: (key: string) => boolean; home: number | undefined },
   report: ReevaluateReport,
 ): Promise<void> {
   // A key in Redis is a target's, but the home site's targets are kept under the bare Codes.
@@ -124,7 +141,7 @@ async function queueChunk(
     merges.push({ sku: key, entries: stockEntries(state) });
     priorities.set(key, priority);
   }
-  if (added.length > 0) {
+  if (copyToAdded && added.length > 0) {
     for (const [key, state] of states) {
       if (!donor(stored.get(key) ?? key)) continue;
       const entries = stockEntries(state);
@@ -217,13 +234,10 @@ async function requeueFailed(rt: InventoryRuntime, report: ReevaluateReport, ren
 
 /** The one line an operator reads about the pass (the settings' names, never their values). */
 function log(rt: InventoryRuntime, report: ReevaluateReport): void {
-  const { changed, targets, queued, newSiteTargets, failedRequeued, rereadNeeded } = report;
+  const { changed, targets, queued, newSiteTargets, failedRequeued, reconciles, notReconciled } = report;
   rt.logger.info(
-    { changed, targets, queued, newSiteTargets, failedRequeued },
+    { changed, targets, queued, newSiteTargets, failedRequeued, reconciles, notReconciled },
     `inventory settings changed since the last start (${changed.join(', ')}): ${queued} of ${targets} targets queued to be written` +
-      `${newSiteTargets > 0 ? ` (${newSiteTargets} on sites added)` : ''}, ${failedRequeued} failed jobs queued again`,
+      `${newSiteTargets > 0 ? ` (${newSiteTargets} on sites added)` : ''}, ${failedRequeued} failed jobs queued again${describeReconciles(report)}`,
   );
-  for (const source of rereadNeeded) {
-    rt.logger.warn({ source }, `stockRounding of source ${source} changed: figures already read keep the old rounding until the ERP changes them; \`storesync resync inventory --source ${source}\` re-reads them now`);
-  }
 }

@@ -60,6 +60,17 @@ export function settingsSites(settings: TargetSettings): number[] {
   return (JSON.parse(settings['inventory.sites'] ?? '[]') as Array<{ siteId: number }>).map((site) => site.siteId);
 }
 
+/**
+ * True when `now` maps a price list to an id `before` did not: an id added, or a code listed in both
+ * whose id differs (the ERP's rows of that list were never kept under the new id). A code renamed on
+ * the same id is not: the rows kept are the same.
+ */
+export function priceListIdsMoved(before: TargetSettings, now: TargetSettings): boolean {
+  const lists = (settings: TargetSettings) => JSON.parse(settings['inventory.priceLists'] ?? '[]') as Array<{ id: number; code: string }>;
+  const old = lists(before);
+  return lists(now).some(({ id, code }) => !old.some((list) => list.id === id) || old.some((list) => list.code === code && list.id !== id));
+}
+
 /** Reads and records the settings of the last start under a prefix. */
 export class SettingsRecord {
   readonly #redis: Redis;

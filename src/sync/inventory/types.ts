@@ -173,8 +173,13 @@ export interface ReevaluateReport {
   newSiteTargets: number;
   /** Failed jobs whose targets were queued again (and the failed jobs removed). */
   failedRequeued: number;
-  /** Sources whose `stockRounding` changed: figures already read stay rounded the old way until re-read. */
-  rereadNeeded: string[];
+  /**
+   * Reconciles queued as control jobs (`settings-reconcile.ts`), one per source a change needs re-read:
+   * its `stockRounding` changed, a site was added, a price list's id moved (`why`).
+   */
+  reconciles: Array<{ source: string; why: string[]; jobId: string }>;
+  /** Sources such a change concerns that cannot be reconciled: `disabled`, or `no snapshot` to read. */
+  notReconciled: Array<{ source: string; why: string[]; reason: 'disabled' | 'no snapshot' }>;
 }
 
 /** What one read of a kits source (`inventory.kits`) found and did. */

@@ -46,6 +46,7 @@ describe('control job data', () => {
     expect(controlJobName({ action: 'inventory-reconcile', ...base })).toBe('reconcile');
     expect(controlJobName({ action: 'inventory-reconcile', ...base, dryRun: true })).toBe('reconcile:dry-run');
     expect(controlJobName({ action: 'inventory-reconcile', ...base, confirmOrphans: true })).toBe('reconcile:confirm-orphans');
+    expect(controlJobName({ action: 'inventory-reconcile', ...base, source: 'erp' })).toBe('reconcile:source=erp');
     expect(controlJobName({ action: 'inventory-reconcile', ...base, skus: ['A', 'B', 'C', 'D', 'E', 'F', 'G'] })).toBe('reconcile:A,B,C,D,E,+2');
     expect(controlJobName({ action: 'sales-pull', from: '2024-01-01', to: '2024-01-31', dryRun: false })).toBe('sales-pull:2024-01-01..2024-01-31');
   });

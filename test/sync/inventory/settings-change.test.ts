@@ -4,10 +4,15 @@
  * Each case syncs under one configuration, stops, and starts again under another without a resync:
  * the pass at start queues exactly the targets whose figure under the new settings differs from what
  * the store acknowledged (counted in the simulator's write log, the figures written out by hand), and a
- * price list the store refused is written once the mapping is right, its failed jobs gone.
+ * price list the store refused is written once the mapping is right, its failed jobs gone. What Redis
+ * cannot tell (a `stockRounding` changed, a site added) is reconciled: the control flow runs beside the
+ * inventory flow, as in the daemon, and the reconcile the pass queues writes only what differs.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
+import { createLogger, type Logger } from '../../../src/log.js';
+import { flowActions } from '../../../src/sync/control/flow-actions.js';
+import { type ControlFlow, startControlFlow } from '../../../src/sync/control/index.js';
 import type { InventoryFlow } from '../../../src/sync/inventory/flow.js';
 import { explainSku, startInventoryFlow } from '../../../src/sync/inventory/index.js';
 import type { ReevaluateReport } from '../../../src/sync/inventory/types.js';
@@ -26,9 +31,11 @@ describe('a settings change at restart', () => {
   let scratch: Awaited<ReturnType<typeof pgScratch>>;
   let h: Harness;
   let flow: InventoryFlow | undefined;
+  let control: ControlFlow | undefined;
 
   beforeEach(async () => {
     scratch = await pgScratch();
+    await scratch.db.query(`CREATE TABLE ${scratch.schema}.catalog (code text PRIMARY KEY, qty numeric(10, 2) NOT NULL, price numeric(10, 2) NOT NULL, modified timestamp(6) NOT NULL)`);
     await scratch.db.query(`CREATE TABLE ${scratch.schema}.stock (code text PRIMARY KEY, qty int NOT NULL, modified timestamp(6) NOT NULL)`);
     await scratch.db.query(`CREATE TABLE ${scratch.schema}.price (code text, list text, rate numeric(10, 2) NOT NULL, modified timestamp(6) NOT NULL, PRIMARY KEY (code, list))`);
     h = await createHarness(['CF-1', 'CF-2', 'CF-3', 'CF-4'].map((Code) => ({ Code, Stock: 0, Price: 1 })), { itemsPerSite: [1, 2, 3], priceLists: STORE_LISTS });
@@ -36,10 +43,18 @@ describe('a settings change at restart', () => {
 
   afterEach(async () => {
     await flow?.close(1000);
+    await control?.close(1000);
     flow = undefined;
+    control = undefined;
     await h.close();
     await scratch.drop();
   });
+
+  /** A simulator without price lists (and with `itemsPerSite` as given) instead of the test's default one. */
+  async function simulateWithout(options: { itemsPerSite?: number[] }): Promise<void> {
+    await h.close();
+    h = await createHarness(['CF-1', 'CF-2', 'CF-3', 'CF-4'].map((Code) => ({ Code, Stock: 0, Price: 1 })), options);
+  }
 
   /** The stock source: one row per Code, no SiteId. */
   const stockSource = () => ({
@@ -63,6 +78,25 @@ describe('a settings change at restart', () => {
       WHERE CAST(:cursor AS timestamp) IS NULL OR modified > :cursor ORDER BY modified, code, list LIMIT :limit`,
   });
 
+  /** Stock (fractional: `numeric`) and price in one table, with a snapshot: a source the reconcile can read. */
+  const catalogSource = (extra: Record<string, unknown> = {}) => ({
+    name: 'catalog',
+    kind: 'sql',
+    url: PG_URL,
+    timeZone: 'UTC',
+    schedule: NEVER,
+    changes: `SELECT code AS "Code", qty AS "Stock", price AS "Price", modified AS cursor FROM ${scratch.schema}.catalog
+      WHERE CAST(:cursor AS timestamp) IS NULL OR modified > :cursor ORDER BY modified, code LIMIT :limit`,
+    snapshot: `SELECT code AS "Code", qty AS "Stock", price AS "Price" FROM ${scratch.schema}.catalog ORDER BY code`,
+    ...extra,
+  });
+
+  async function setCatalog(rows: Record<string, [qty: number, price: number]>): Promise<void> {
+    for (const [code, [qty, price]] of Object.entries(rows)) {
+      await scratch.db.query(`INSERT INTO ${scratch.schema}.catalog VALUES (:code, :qty, :price, clock_timestamp() AT TIME ZONE 'UTC')`, { code, qty, price });
+    }
+  }
+
   async function setStock(stock: Record<string, number>): Promise<void> {
     for (const [code, qty] of Object.entries(stock)) {
       await scratch.db.query(`INSERT INTO ${scratch.schema}.stock (code, qty, modified) VALUES (:code, :qty, clock_timestamp() AT TIME ZONE 'UTC')
@@ -70,17 +104,40 @@ describe('a settings change at restart', () => {
     }
   }
 
-  /** Starts the flow under `inventory` (merged over the test's defaults) and waits for its pass at start. */
-  async function start(inventory: Record<string, unknown>): Promise<InventoryFlow> {
-    flow = await startInventoryFlow(h.deps({ inventory }), { role: 'all' });
+  /**
+   * Starts the control flow (its worker runs the reconciles the pass queues) and the inventory flow under
+   * `inventory` (merged over the test's defaults), as the daemon does, and waits for the pass at start.
+   */
+  async function start(inventory: Record<string, unknown>, logger?: Logger): Promise<InventoryFlow> {
+    const deps = { ...h.deps({ inventory }), ...(logger ? { logger } : {}) };
+    control = await startControlFlow(deps, { role: 'all', actions: flowActions(deps) });
+    flow = await startInventoryFlow(deps, { role: 'all' });
     await flow.reevaluated;
     return flow;
   }
 
   async function stop(): Promise<void> {
     await flow?.close(1000);
+    await control?.close(1000);
     flow = undefined;
+    control = undefined;
   }
+
+  /** Waits for the control jobs the pass queued to finish; a failed one fails the test with its reason. */
+  async function reconciled(report: ReevaluateReport | undefined): Promise<void> {
+    for (const { source, jobId } of report?.reconciles ?? []) {
+      await waitFor(async () => ['completed', 'failed'].includes(await control!.queue.getJobState(jobId)), { message: `the reconcile of ${source} finished`, timeoutMs: 30_000 });
+      const job = await control!.queue.getJob(jobId);
+      expect(job?.failedReason, `the reconcile of ${source} failed`).toBeUndefined();
+    }
+  }
+
+  /** The writes since `from`, each as `code@site` with the figures it sent, sorted. */
+  const fieldWrites = (from: number): string[] =>
+    h.sim.writes
+      .slice(from)
+      .map((write) => `${write.code}@${String(write.fields.SiteId)}${['Stock', 'Price'].map((field) => (field in write.fields ? ` ${field}=${String(write.fields[field])}` : '')).join('')}`)
+      .sort();
 
   async function idle(): Promise<void> {
     const queue = flow!.queues[0]!;
@@ -160,6 +217,7 @@ describe('a settings change at restart', () => {
     expect(stockWrites(before)).toEqual(['CF-1@3=9', 'CF-2@3=0', 'CF-3@3=3']);
     atLeast(added, 3);
     expect(added?.newSiteTargets).toBeGreaterThanOrEqual(3);
+    expect(added, 'a source without a snapshot is told, not reconciled').toMatchObject({ reconciles: [], notReconciled: [{ source: 'stock', reason: 'no snapshot' }] });
     await stop();
 
     // Site 2 removed, and a global safety stock of 1: sites 1 and 3 lose a unit; site 2, which would too
@@ -179,31 +237,73 @@ describe('a settings change at restart', () => {
     expect(stockWrites(before), 'an ERP change reaches the sites listed only').toEqual(['CF-1@1=5', 'CF-1@3=4']);
   });
 
-  it('an unchanged configuration at restart queues nothing and writes nothing', async () => {
-    const inventory = { allocation: 'split', sites: [{ siteId: 1, share: 0.5 }, { siteId: 2, share: 0.5 }], safetyStock: 1, sources: [stockSource()] };
-    await setStock({ 'CF-1': 9, 'CF-2': 3 });
-    await (await start(inventory)).poll('stock');
+  it('an unchanged configuration at restart queues nothing, no reconcile, and writes nothing', async () => {
+    const inventory = { allocation: 'split', sites: [{ siteId: 1, share: 0.5 }, { siteId: 2, share: 0.5 }], safetyStock: 1, sources: [catalogSource({ stockRounding: 'round' })] };
+    await setCatalog({ 'CF-1': [9, 1], 'CF-2': [3.5, 1] });
+    await (await start(inventory)).poll('catalog');
     await idle();
     const before = h.sim.writes.length;
     expect(before).toBe(4);
     await stop();
     const again = await start(inventory);
-    expect(await again.reevaluated).toMatchObject({ changed: [], queued: 0, failedRequeued: 0 });
+    expect(await again.reevaluated).toMatchObject({ changed: [], queued: 0, failedRequeued: 0, reconciles: [], notReconciled: [] });
+    expect(await control!.queue.getJobCounts('waiting', 'active', 'completed', 'failed'), 'no reconcile queued').toEqual({ waiting: 0, active: 0, completed: 0, failed: 0 });
     const counts = await again.queues[0]!.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
     expect(counts, 'no job added at restart').toEqual({ waiting: 0, prioritized: 0, delayed: 0, active: 0 });
     expect(h.sim.writes.length).toBe(before);
   });
 
-  it('a stockRounding change is told, not walked; a source added is no change', async () => {
-    await setStock({ 'CF-1': 4 });
-    await (await start({ sources: [stockSource()] })).poll('stock');
+  it('floor → round reconciles that source: exactly the Codes whose rounded figure moved are written; a source added is no change', async () => {
+    // One copy of each item: a reconcile without sites reads every site's copy of an item.
+    await simulateWithout({});
+    // floor / round: 4.4 → 4 / 4 (ceil would give 5); 4.6 → 4 / 5; 7 → 7 / 7; 2.7 → 2 / 3.
+    await setCatalog({ 'CF-1': [4.4, 1], 'CF-2': [4.6, 1], 'CF-3': [7, 1], 'CF-4': [2.7, 1] });
+    await (await start({ sources: [catalogSource()] })).poll('catalog');
+    await idle();
+    expect(fieldWrites(0), 'floored at first').toEqual(['CF-1@undefined Stock=4 Price=1', 'CF-2@undefined Stock=4 Price=1', 'CF-3@undefined Stock=7 Price=1', 'CF-4@undefined Stock=2 Price=1']);
+    await stop();
+
+    const before = h.sim.writes.length;
+    let log = '';
+    const logger = createLogger({ level: 'info', destination: { write: (line: string) => (log += line) } });
+    const report = await (await start({ sources: [catalogSource({ stockRounding: 'round' }), priceSource('list')] }, logger)).reevaluated;
+    const told = log.split('\n').filter((line) => line.includes('"msg":"inventory settings changed') || line.includes('"level":"warn"'));
+    expect(told, 'one line tells the change and the reconcile queued').toEqual([
+      expect.stringContaining(
+        `inventory settings changed since the last start (inventory.sources.catalog.stockRounding): 0 of 0 targets queued to be written, 0 failed jobs queued again; a reconcile of source catalog queued (stockRounding; control job ${report?.reconciles[0]?.jobId})`,
+      ),
+    ]);
+    await reconciled(report);
+    await idle();
+    expect(fieldWrites(before), 'the two figures round moves, and nothing else').toEqual(['CF-2@undefined Stock=5', 'CF-4@undefined Stock=3']);
+    expect(report, 'only the rounding changed: no walk, a reconcile of catalog').toMatchObject({
+      changed: ['inventory.sources.catalog.stockRounding'],
+      targets: 0,
+      queued: 0,
+      reconciles: [{ source: 'catalog', why: ['stockRounding'] }],
+      notReconciled: [],
+    });
+    expect(['CF-1', 'CF-2', 'CF-3', 'CF-4'].map((code) => h.sim.state.itemOn(code)?.item.Stock)).toEqual([4, 5, 7, 3]);
+  });
+
+  it('a site added is reconciled: its stock and its prices are written where they differ from what it holds', async () => {
+    // Without price lists the simulator keeps each site's Price on that site's copy (with lists, the
+    // default list's price is one for every site). Its site-3 copies hold Stock 0, Price 1 until written.
+    await simulateWithout({ itemsPerSite: [1, 2, 3] });
+    await setCatalog({ 'CF-1': [10, 12.5], 'CF-2': [0, 1], 'CF-3': [4, 1], 'CF-4': [0, 9] });
+    await (await start({ sites: [{ siteId: 1 }, { siteId: 2 }], sources: [catalogSource()] })).poll('catalog');
     await idle();
     await stop();
+
     const before = h.sim.writes.length;
-    const report = await (await start({ sources: [{ ...stockSource(), stockRounding: 'round' }, priceSource('list')] })).reevaluated;
-    expect(report).toMatchObject({ changed: ['inventory.sources.stock.stockRounding'], rereadNeeded: ['stock'], targets: 0, queued: 0 });
+    const report = await (await start({ sites: [{ siteId: 1 }, { siteId: 2 }, { siteId: 3 }], sources: [catalogSource()] })).reevaluated;
+    await reconciled(report);
     await idle();
-    expect(h.sim.writes.length).toBe(before);
+    // Site 3 only, each field that differs once: CF-2 already holds 0 and 1; sites 1 and 2 are unchanged.
+    expect(fieldWrites(before), 'site 3 gets its prices too, and nothing is written twice').toEqual(['CF-1@3 Stock=10 Price=12.5', 'CF-3@3 Stock=4', 'CF-4@3 Price=9']);
+    // The reconcile covers the site: the walk copies no stock to it (its writes would race the reconcile's).
+    expect(report).toMatchObject({ changed: ['inventory.sites'], newSiteTargets: 0, reconciles: [{ source: 'catalog', why: ['site 3 added'] }], notReconciled: [] });
+    expect(h.sim.state.itemOn('CF-4', 3)?.item.Price).toBe(9);
   });
 
   it('an item the store did not know is created once inventory.createMissing is on, its failed job gone; no figure walked', async () => {
@@ -250,7 +350,8 @@ describe('a settings change at restart', () => {
     const second = await start(right);
     const report = await second.reevaluated;
     await idle();
-    expect(report).toMatchObject({ changed: ['inventory.priceLists'], failedRequeued: 3 });
+    // Codes renamed on the same ids: the rows kept are the same, no reconcile.
+    expect(report).toMatchObject({ changed: ['inventory.priceLists'], failedRequeued: 3, reconciles: [], notReconciled: [] });
     const sent = h.sim.writes.slice(before).map((write) => ({ code: write.code, ...write.fields }));
     expect(sent, 'the three prices, and nothing else').toEqual(
       expect.arrayContaining([
