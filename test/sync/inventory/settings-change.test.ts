@@ -206,6 +206,21 @@ describe('a settings change at restart', () => {
     expect(h.sim.writes.length).toBe(before);
   });
 
+  it('a stockRounding change alone leaves a failed job alone: nothing moved that the store would now take', async () => {
+    await setStock({ 'CF-1': 4, 'NEW-1': 3 });
+    const first = await start({ sources: [stockSource()] });
+    await first.poll('stock');
+    await idle();
+    await waitFor(async () => (await first.queues[0]!.getFailedCount()) === 1, { message: 'NEW-1 failed (404)', timeoutMs: 10_000 });
+    await stop();
+    const before = h.sim.writes.length;
+    const second = await start({ sources: [{ ...stockSource(), stockRounding: 'round' }] });
+    expect(await second.reevaluated).toMatchObject({ changed: ['inventory.sources.stock.stockRounding'], queued: 0, failedRequeued: 0 });
+    await idle();
+    expect(await second.queues[0]!.getFailedCount(), 'the failed job of NEW-1 is still there').toBe(1);
+    expect(h.sim.writes.length).toBe(before);
+  });
+
   it('an item the store did not know is created once inventory.createMissing is on, its failed job gone; no figure walked', async () => {
     await setStock({ 'CF-1': 4, 'NEW-1': 3 });
     const first = await start({ sources: [stockSource()] });
