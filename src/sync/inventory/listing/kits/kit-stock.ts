@@ -70,23 +70,27 @@ export async function readKitStocks(rt: Pick<KitRuntime, 'redis' | 'config'>, ca
   return out;
 }
 
-/** What storesync would publish for each component target of `keys` (absent: the ERP has no stock of it). */
+/**
+ * What storesync would publish for each component target of `keys` (absent: the ERP has no stock of it):
+ * one pipeline, an HMGET of each target's ERP figure and an HGETALL of each code's reservations (once a
+ * code: the hash holds every site's, so a component on three sites reads it once).
+ */
 async function readSellable(redis: Redis, config: KitRuntime['config'], keys: readonly string[]): Promise<Map<string, number>> {
   const { prefix } = config.redis;
   const home = homeSiteOf(config);
+  const codes = [...new Set(keys.map((key) => targetParts(key).code))];
   const pipeline = redis.pipeline();
-  for (const key of keys) {
-    pipeline.hmget(stateKey(prefix, 'inv', 'erp', stateKeyOf(key, home)), 'Stock', SAFETY_FIELD);
-    pipeline.hgetall(stateKey(prefix, 'inv', 'res', targetParts(key).code));
-  }
+  for (const key of keys) pipeline.hmget(stateKey(prefix, 'inv', 'erp', stateKeyOf(key, home)), 'Stock', SAFETY_FIELD);
+  for (const code of codes) pipeline.hgetall(stateKey(prefix, 'inv', 'res', code));
   const results = keys.length === 0 ? [] : await execOrThrow(pipeline);
+  const reservationsOf = new Map(codes.map((code, i) => [code, results[keys.length + i] as Record<string, string>]));
   const out = new Map<string, number>();
   keys.forEach((key, i) => {
-    const [stockRaw, safetyRaw] = results[2 * i] as Array<string | null>;
+    const [stockRaw, safetyRaw] = results[i] as Array<string | null>;
     const stock = figureOf(stockRaw);
     if (!stock) return;
     const safety = safetyRaw ? (JSON.parse(safetyRaw) as PendingEntry) : undefined;
-    const reservations = parseSkuReservations(results[2 * i + 1] as Record<string, string>);
+    const reservations = parseSkuReservations(reservationsOf.get(targetParts(key).code));
     const figure: Figure = stock;
     out.set(key, publishedStock(stock.value, figure, reservations, safetyStockOf(safety, config.inventory.safetyStock), placementOf(key, config.inventory)).published);
   });

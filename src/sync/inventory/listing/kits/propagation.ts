@@ -2,7 +2,10 @@
  * Propagation: a component whose stock inputs changed (its ERP Stock or SafetyStock, or its
  * reservations) re-queues every kit that contains it, through the reverse index (`kitsContaining`, one
  * SUNION per job: O(kits containing it), never a scan of the kits), on the component target's site, with
- * the component job's priority (stock-outs first), coalesced in batches like any change. The worker calls
+ * the component job's priority (stock-outs first), in jobs of up to `inventory.batchSize` kits. The kits
+ * of one component job are not spread over `inventory.concurrency` jobs as a poll's changes are: the
+ * component jobs already run side by side, a job's PUTs share the store slots anyway, and every job
+ * costs its BullMQ scripts (spread, the 50 kits of a job of 50 components made 13 jobs of 4). The worker calls
  * it once a component's job has settled; whatever changed the component (a poll, a snapshot diff, a
  * reconcile, a vanished SKU, a sale's reservation) queued that job.
  */
@@ -45,5 +48,5 @@ export async function requeueKits(
     for (const kit of kits) targets.push(keyOf({ code: kit, ...(siteId === undefined ? {} : { siteId }) }));
   }
   if (targets.length === 0) return 0;
-  return enqueueSkus(rt.queue, targets, { priority, batchSize: rt.config.inventory.batchSize, spread: rt.config.inventory.concurrency });
+  return enqueueSkus(rt.queue, targets, { priority, batchSize: rt.config.inventory.batchSize, spread: 1 });
 }

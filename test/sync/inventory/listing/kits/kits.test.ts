@@ -132,10 +132,15 @@ describe('kits from their components', () => {
   it('re-queues exactly the kits containing a changed component, and rewrites those whose figure moved', async () => {
     done.length = 0;
     const before = h.sim.writes.length;
+    const jobsAdded = async (): Promise<number> => Number((await rt.redis.get(rt.queue.keys.id!)) ?? 0);
+    const jobsBefore = await jobsAdded();
     // MUG 9 → 5: sellable 4; GIFT min(2, 3) = 2, HAMPER min(2, 3, 2) = 2, GHOST still 0.
     await setStock('MUG', 5);
     await flow.poll('erp');
     await idle();
+    // BullMQ's job id counter: MUG's job, then ONE job of its three kits (spread over `concurrency` jobs
+    // as a poll's changes are, they would make three jobs of one kit, each costing its BullMQ scripts).
+    expect(await jobsAdded() - jobsBefore, 'jobs queued: MUG\'s, and one for the three kits containing it').toBe(2);
     expect(new Set(done), 'the jobs run after MUG changed: MUG and the kits containing it').toEqual(new Set(['MUG', 'GIFT', 'HAMPER', 'GHOST']));
     expect(shown('GIFT')).toBe(2);
     expect(shown('HAMPER')).toBe(2);
