@@ -120,6 +120,11 @@ describe('loadConfig', () => {
     expect(problemsOf(() => loadConfig({ env: { LOG_LEVEL_FILE: levelFile } }))).toEqual([expect.stringMatching(/^LOG_LEVEL_FILE \(log\.level\): "verbose" — expected/)]);
   });
 
+  it('names the key alone when an override (--option) set the bad value, though its variable is set too', () => {
+    const problems = problemsOf(() => loadConfig({ env: { LOG_LEVEL: 'info' }, overrides: { log: { level: 'verbose' } } }));
+    expect(problems).toEqual([expect.stringMatching(/^log\.level: "verbose" — expected/)]);
+  });
+
   it('never shows a secret value in a problem line', () => {
     const configFile = file('bad-secret.yaml', 'store:\n  password: 12345\n');
     const [problem] = problemsOf(() => loadConfig({ env: {}, configFile }));
@@ -214,6 +219,11 @@ describe('loadConfig: unknown keys', () => {
     expect(problemsOf(() => loadConfig({ env: { SHOP_USER: 'shop' }, envKeys }))).toEqual([
       'SHOP_USER (store.usernme): unknown key (did you mean "username"?)',
     ]);
+  });
+
+  it('names the variable whose key lies under an unknown key (the unknown key is its first unknown part)', () => {
+    const envKeys = { ...ENV_KEYS, SHOP_USER: { path: 'shopp.username', type: 'string' as const } };
+    expect(problemsOf(() => loadConfig({ env: { SHOP_USER: 'shop' }, envKeys }))).toEqual([expect.stringMatching(/^SHOP_USER \(shopp\): unknown key/)]);
   });
 
   it('maps every documented environment variable to a key the schema knows', () => {

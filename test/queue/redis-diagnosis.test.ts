@@ -2,8 +2,10 @@
  * src/queue/redis-diagnosis.ts: which errors are Redis connection errors (counted during an outage, never logged with
  * a stack) and the words for them, with errors raised by real clients against a closed port and the shared Redis.
  */
+import { type AddressInfo, createServer } from 'node:net';
+
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 
 import { loadConfig } from '../../src/config/load.js';
 import { describeConnectionError, diagnoseRedis, isConnectionError } from '../../src/queue/redis-diagnosis.js';
@@ -68,6 +70,22 @@ describe('isConnectionError and describeConnectionError', () => {
 
     expect(isConnectionError(new Error("ERP export failed: Stream isn't writeable"))).toBe(false);
     expect(isConnectionError(new Error('store answered 503'))).toBe(false);
+  });
+});
+
+describe('a connection the server resets', () => {
+  it('is a connection error, in words "connection closed by the server" (a Redis killed mid-connection, a proxy dropping it)', async () => {
+    // A server that accepts and resets each connection at once: the client's socket fails with ECONNRESET.
+    const server = createServer((socket) => socket.resetAndDestroy());
+    await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+    onTestFinished(() => new Promise<void>((closed) => server.close(() => closed())));
+    const redis = client((server.address() as AddressInfo).port);
+    const error = new Promise((resolve) => redis.once('error', resolve));
+    await rejection(redis.connect());
+    const reset = await error;
+    expect((reset as NodeJS.ErrnoException).code, String(reset)).toBe('ECONNRESET');
+    expect(isConnectionError(reset)).toBe(true);
+    expect(describeConnectionError(reset)).toMatch(/^connection closed by the server/);
   });
 });
 

@@ -147,6 +147,17 @@ describe('a settings change at restart', () => {
     });
   }
 
+  /** CF-1 written and NEW-1, an item the store does not know, refused (404: its job failed); the writes so far. */
+  async function refusedNewItem(): Promise<number> {
+    await setStock({ 'CF-1': 4, 'NEW-1': 3 });
+    const first = await start({ sources: [stockSource()] });
+    await first.poll('stock');
+    await idle();
+    await waitFor(async () => (await first.queues[0]!.getFailedCount()) === 1, { message: 'NEW-1 failed (404)', timeoutMs: 10_000 });
+    await stop();
+    return h.sim.writes.length;
+  }
+
   /** The pass queued at least `n` targets (the write log is the exact count: SCAN may return a key twice, and its job then finds nothing to send). */
   const atLeast = (report: ReevaluateReport | undefined, n: number): void => {
     expect(report?.queued, 'targets queued at start').toBeGreaterThanOrEqual(n);
@@ -306,14 +317,17 @@ describe('a settings change at restart', () => {
     expect(h.sim.state.itemOn('CF-4', 3)?.item.Price).toBe(9);
   });
 
-  it('an item the store did not know is created once inventory.createMissing is on, its failed job gone; no figure walked', async () => {
-    await setStock({ 'CF-1': 4, 'NEW-1': 3 });
-    const first = await start({ sources: [stockSource()] });
-    await first.poll('stock');
+  it('a stockRounding change alone queues no failed job again (it moves no figure already read)', async () => {
+    const before = await refusedNewItem();
+    const second = await start({ sources: [{ ...stockSource(), stockRounding: 'round' }] });
+    expect(await second.reevaluated).toMatchObject({ changed: ['inventory.sources.stock.stockRounding'], queued: 0, failedRequeued: 0 });
     await idle();
-    await waitFor(async () => (await first.queues[0]!.getFailedCount()) === 1, { message: 'NEW-1 failed (404)', timeoutMs: 10_000 });
-    await stop();
-    const before = h.sim.writes.length;
+    expect(await second.queues[0]!.getFailedCount(), 'the failed job of NEW-1 is still there').toBe(1);
+    expect(h.sim.writes.length).toBe(before);
+  });
+
+  it('an item the store did not know is created once inventory.createMissing is on, its failed job gone; no figure walked', async () => {
+    const before = await refusedNewItem();
     const second = await start({ createMissing: true, sources: [stockSource()] });
     expect(await second.reevaluated).toMatchObject({ changed: ['inventory.createMissing'], targets: 0, failedRequeued: 1 });
     await idle();

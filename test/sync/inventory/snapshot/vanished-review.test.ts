@@ -161,6 +161,21 @@ describe('the held SKUs of a mass guard, 525 of them', () => {
     }
   });
 
+  it('refuses to confirm or keep for a source that is not configured: 404 naming it, every SKU still held', async () => {
+    const app = await inventoryAdmin({ ...w.deps, config: { ...w.deps.config, admin: { token: TOKEN, username: '', password: '' } } }, logCollector('info').logger);
+    try {
+      const headers = { authorization: `Bearer ${TOKEN}` };
+      for (const path of ['keep', 'confirm']) {
+        const refused = await app.inject({ method: 'POST', url: `/admin/inventory/vanished/${path}`, headers, payload: { source: 'nope' } });
+        expect(refused.statusCode, `POST ${path} for an unknown source`).toBe(404);
+        expect((refused.json() as { error: string }).error).toContain('no source named "nope" (configured: erp)');
+      }
+      expect((await app.inject({ method: 'GET', url: '/admin/inventory/vanished?source=erp&limit=1', headers })).json()).toMatchObject({ held: 525 });
+    } finally {
+      await app.close();
+    }
+  });
+
   it('keeps them with --keep: nothing written to the store, the hold cleared, explain says kept; one back in the ERP syncs normally', async () => {
     const before = w.h.sim.writes.length;
     const kept = await cliIn(w, ['inventory', 'vanished', '--source', 'erp', '--keep', '--json']);
