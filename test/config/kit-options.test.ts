@@ -26,5 +26,7 @@ describe('inventory.kits', () => {
     expect(problems({ kits: [{ ...kits, diff: { schedule: '0 * * * * *' } }] })).toMatch(/kits source bundles: diff is not used/);
     const stock = { name: 'bundles', kind: 'sql', url: 'postgres://erp@db/erp', schedule: '0 * * * * *', changes: 'SELECT 1' };
     expect(problems({ sources: [stock], kits: [kits] })).toMatch(/kits source bundles: the name is already taken/);
+    // Two kits sources of one name: the second is refused.
+    expect(problems({ kits: [kits, { ...kits, snapshot: 'SELECT kit, component, quantity FROM packs' }] })).toMatch(/^inventory\.kits\[1\]\.name: "bundles" — expected kits source bundles: the name is already taken/);
   });
 });

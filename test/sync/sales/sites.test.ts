@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { FileSalesSink } from '../../../src/erp/sinks/file-sink.js';
 import { stateKey } from '../../../src/queue/connection.js';
-import { StoreServerError } from '../../../src/store/errors.js';
+import { StoreLoginRefusedError, StoreServerError } from '../../../src/store/errors.js';
 import { exportOneSale, pullSales, startSalesFlow } from '../../../src/sync/sales/index.js';
 import { runPull } from '../../../src/sync/sales/pull.js';
 import { openSalesRuntime, type SalesRuntime } from '../../../src/sync/sales/runtime.js';
@@ -159,6 +159,19 @@ describe('sales pull over inventory.sites', () => {
     expect(await runPull(rt)).toMatchObject({ siteIds: [1, 2, 3], queued: 1, alreadyQueued: 2 });
     expect(await queuedJobIds(rt)).toEqual(['sale-1-601', 'sale-2-602', 'sale-3-603']);
     expect((await watermarks(rt, [1, 2, 3])).every((mark) => mark !== null)).toBe(true);
+  });
+
+  it('stops at the first site when the store refuses the login: the refusal itself is thrown, no other site is tried', async () => {
+    const { h, rt } = await setUp({ ...SITES, store: { password: 'wrong-password' } });
+    sale(h, 651, 1);
+    sale(h, 652, 2);
+    const error = await runPull(rt).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreLoginRefusedError);
+    // Not wrapped as "sales pull of sites 1, 2, 3 failed": sites 2 and 3 would meet the same refusal.
+    expect((error as Error).message).not.toMatch(/sales pull of/);
+    expect((error as Error).message).toMatch(/wrong username or password/);
+    expect(h.sim.counters()).toMatchObject({ failedLogins: 1 });
+    expect(await queuedJobIds(rt)).toEqual([]);
   });
 
   it('reports a failing site as a failed scheduled pull, after queueing the others', async () => {

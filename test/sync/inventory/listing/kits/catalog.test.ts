@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { createRedis } from '../../../../../src/queue/connection.js';
-import { checkKitRow, type KitRow, redisKitCatalog, writeComposition } from '../../../../../src/sync/inventory/listing/kits/index.js';
+import { checkKitRow, kitFigure, type KitRow, redisKitCatalog, writeComposition } from '../../../../../src/sync/inventory/listing/kits/index.js';
 import { deleteKeys } from '../../../../support/redis.js';
 
 const redis = createRedis('redis://127.0.0.1:6379/0');
@@ -39,6 +39,14 @@ describe('the kit catalog', () => {
     expect(await catalog.explode('HAMPER')).toEqual(expect.arrayContaining([{ code: 'MUG', quantity: 4 }, { code: 'BOX', quantity: 2 }, { code: 'COFFEE', quantity: 0.5 }]));
     expect(await catalog.explode('HAMPER')).toHaveLength(3);
     expect(await catalog.explode('MUG'), 'a component is not a kit').toBeUndefined();
+  });
+
+  it('adds up a component a kit names in two rows, and one reached by two paths', async () => {
+    // GIFT names MUG twice: 1 + 2 = 3 mugs (the last row alone: 2). HAMPER: 1 MUG + 2 GIFT = 1 + 2 × 3 = 7 mugs, 2 boxes.
+    await writeComposition(redis, prefix, 'bundles', [row('GIFT', 'MUG', 1), row('GIFT', 'BOX', 1), row('GIFT', 'MUG', 2), row('HAMPER', 'MUG', 1), row('HAMPER', 'GIFT', 2)]);
+    const catalog = redisKitCatalog(redis, prefix);
+    expect(await catalog.explode('GIFT')).toEqual([{ code: 'BOX', quantity: 1 }, { code: 'MUG', quantity: 3 }]);
+    expect(await catalog.explode('HAMPER')).toEqual([{ code: 'BOX', quantity: 2 }, { code: 'MUG', quantity: 7 }]);
   });
 
   it('finds every kit containing a component, directly or through another kit, and only those', async () => {
@@ -94,5 +102,14 @@ describe('checkKitRow', () => {
 
   it('takes a decimal quantity', () => {
     expect(checkKitRow({ kit: 'BAG', component: 'FLOUR', quantity: 0.5 }, 'row 1')).toEqual({ kit: 'BAG', component: 'FLOUR', quantity: 0.5 });
+  });
+});
+
+describe('kitFigure', () => {
+  it('names the first component (by code) of the lowest as the one limiting the kit when two tie', () => {
+    // BOX: floor(3 ÷ 1) = 3 kits, MUG: floor(7 ÷ 2) = 3 kits, TAG: floor(9 ÷ 2) = 4 kits. BOX and MUG tie at 3: BOX comes first.
+    const sellable = new Map([['BOX', 3], ['MUG', 7], ['TAG', 9]]);
+    const { figure, limiting } = kitFigure([{ code: 'BOX', quantity: 1 }, { code: 'MUG', quantity: 2 }, { code: 'TAG', quantity: 2 }], (code) => sellable.get(code));
+    expect({ figure, limiting }).toEqual({ figure: 3, limiting: 'BOX' });
   });
 });
