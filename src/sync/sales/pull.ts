@@ -18,8 +18,9 @@ import { formatQueryDate } from '../../store/dates.js';
 import type { RecordReject } from '../../store/records.js';
 import type { SaleIterateOptions } from '../../store/sales.js';
 import type { Sale } from '../../store/schemas/index.js';
+import { waitFor } from '../../wait-for.js';
 import type { FlowDeps } from '../flow.js';
-import { reservationPullStatuses } from '../inventory/listing/index.js';
+import { reservationPullStatuses, unreadKitSources } from '../inventory/listing/index.js';
 import { updatePendingGauge } from './export-sale.js';
 import { pullEachSite, pullSites } from './pull-sites.js';
 import { openSalesRuntime, type SalesRuntime } from './runtime.js';
@@ -95,6 +96,7 @@ async function* salesToPull(
 
 /** Runs one pull on an open runtime, one read per site; see the module comment. */
 export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Promise<PullReport> {
+  if (rt.kits !== undefined && options.dryRun !== true) await kitsRead(rt);
   const startedAt = rt.now();
   const sites = pullSites(rt.config);
   let report: PullReport;
@@ -108,6 +110,29 @@ export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Prom
   // The activity log writes the line of a pull that queued something (sales:pull:done).
   rt.logger.debug({ ...report, sales: undefined }, report.dryRun ? 'sales pull (dry run)' : 'sales pulled');
   return report;
+}
+
+/** How long a pull waits for the kits sources' first complete read (read at start, on the inventory side). */
+const KITS_READ_WAIT_MS = 30_000;
+
+/**
+ * Waits until every kits source has completed a read on this prefix. Before that a kit sold would be taken
+ * for a plain code: its components not reserved, and no later read of the composition would reserve them.
+ * Once read, the composition stays in Redis: only a deployment's first start waits. A source that still has
+ * no complete read after KITS_READ_WAIT_MS fails the pull, naming it; the next pull tries again.
+ */
+async function kitsRead(rt: SalesRuntime): Promise<void> {
+  const sources = rt.config.inventory.kits.filter((source) => source.enabled).map((source) => source.name);
+  let unread: string[] = [];
+  await waitFor(
+    async () => {
+      unread = await unreadKitSources(rt.redis, rt.config.redis.prefix, sources);
+      return unread.length === 0;
+    },
+    { timeoutMs: KITS_READ_WAIT_MS, intervalMs: 250, message: 'the kits sources' },
+  ).catch(() => {
+    throw new Error(`sales pull waits for the first complete read of kits source(s) ${unread.join(', ')}: a kit sold before its composition is known could not reserve its components`);
+  });
 }
 
 /** What one site's read works with. */

@@ -8,6 +8,7 @@
  *                                 index a component's change re-queues its kits with
  *   kit:src:{source}      set     the kits a source defined at its last complete read
  *   kit:refused:{source}  hash    kit (or the row's ref) → JSON issues of the rows refused at that read
+ *   kit:read:{source}     string  when the source's last complete read was written (an empty one too)
  * `writeComposition` replaces one source's part of it; the other sources' kits stay.
  */
 import type { Redis } from 'ioredis';
@@ -121,6 +122,7 @@ export async function writeComposition(
 
   const multi = redis.multi();
   multi.del(key(prefix, 'src', source), key(prefix, 'refused', source));
+  multi.set(key(prefix, 'read', source), String(Date.now()));
   if (mine.size > 0) multi.sadd(key(prefix, 'src', source), ...mine.keys());
   if (refused.length > 0) multi.hset(key(prefix, 'refused', source), Object.fromEntries(refusedByKit(refused)));
   // The reverse index of a changed kit: out of every code it contained, into every code it contains now.
@@ -155,4 +157,14 @@ function refusedByKit(refused: ReadonlyArray<{ kit?: string; ref: string; issues
     byKit.set(id, [...(byKit.get(id) ?? []), ...issues]);
   }
   return new Map([...byKit].map(([kit, issues]) => [kit, JSON.stringify(issues)]));
+}
+
+/**
+ * The kits sources among `sources` that have not completed a read yet (on this prefix, ever). Until they
+ * have, a sale line of one of their kits would be taken for a plain code: the sales pull waits for them.
+ */
+export async function unreadKitSources(redis: Redis, prefix: string, sources: readonly string[]): Promise<string[]> {
+  if (sources.length === 0) return [];
+  const read = await redis.mget(...sources.map((source) => key(prefix, 'read', source)));
+  return sources.filter((_, index) => read[index] === null);
 }

@@ -5,7 +5,7 @@
  * component's change re-queues its kits (`propagation.ts`); a kit sold reserves its components and may be
  * exported as them (`sale-lines.ts`).
  */
-export { type CompositionWrite, type KitCatalog, redisKitCatalog, writeComposition } from './catalog.js';
+export { type CompositionWrite, type KitCatalog, redisKitCatalog, unreadKitSources, writeComposition } from './catalog.js';
 export { checkKitRow, type ComponentFigure, cyclesOf, groupRows, isCycle, type KitComponent, type KitCycle, kitFigure, type KitRow, resolveAll,type Resolved } from './composition.js';
 export { describeKit, type ExplainedKit, explainKit } from './explain.js';
 export { type KitStock, planKitStock, readKitStocks } from './kit-stock.js';

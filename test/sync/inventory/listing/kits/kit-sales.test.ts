@@ -93,8 +93,11 @@ function placeSale(lines: Lines, siteId = 1): number {
   return saleId;
 }
 
-/** `sites`: `inventory.sites` split half and half, no `store.siteId` (the pull reads each site). */
-async function open(exportAs: 'kit' | 'components' = 'kit', sites = false): Promise<void> {
+/**
+ * `sites`: `inventory.sites` split half and half, no `store.siteId` (the pull reads each site).
+ * `readKits`: read the kits source once before returning.
+ */
+async function open(exportAs: 'kit' | 'components' = 'kit', sites = false, readKits = true): Promise<void> {
   deps = h.deps({
     store: { ...(sites ? {} : { siteId: 1 }), timeZone: TIME_ZONE },
     inventory: {
@@ -118,7 +121,7 @@ async function open(exportAs: 'kit' | 'components' = 'kit', sites = false): Prom
   });
   flow = await startInventoryFlow(deps, { role: 'all' });
   sales = openSalesRuntime(deps);
-  await flow.kits('kits');
+  if (readKits) await flow.kits('kits');
 }
 
 beforeAll(async () => {
@@ -183,6 +186,25 @@ describe('selling kits', () => {
     // MUG 6 − 1 = 5, BOX 8 − 1 = 7, COFFEE back to 9; GIFT 2, BREAKFAST 5, SAMPLER 18.
     expect(CODES.map(storeStock)).toEqual([5, 7, 9, 2, 5, 18]);
     expect((await explainSku(deps, 'MUG')).reservations).toEqual([]);
+  });
+
+  it('waits for the kits source\'s first read before pulling: a kit sold before it is still taken as its components (regression: chaos --kits seed 7)', async () => {
+    await open('kit', false, false);
+    for (const code of COMPONENTS) await setErpStock(code, 10);
+    const gift = placeSale({ GIFT: 1 });
+    // The first pull of a new deployment can come before the first read of the compositions.
+    let pulled = false;
+    const pull = runPull(sales).then((report) => {
+      pulled = true;
+      return report;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(pulled, 'the pull waits while the kits source was never read').toBe(false);
+    await flow.kits('kits');
+    await pull;
+    // GIFT = 2 × MUG + 1 × BOX: its components reserved, not only the kit's own code.
+    expect((await explainSku(deps, 'MUG')).reservations).toMatchObject([{ saleId: gift, quantity: 2 }]);
+    expect((await explainSku(deps, 'BOX')).reservations).toMatchObject([{ saleId: gift, quantity: 1 }]);
   });
 
   it('reserves a kit sale under the sale\'s site: with split stock only that site\'s components and kits drop', async () => {
