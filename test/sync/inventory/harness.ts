@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 
+import type { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 
@@ -23,6 +24,7 @@ import { enqueueSkus } from '../../../src/sync/inventory/enqueue.js';
 import { confirmVanished, heldPage, keepVanished, markSalesProcessed } from '../../../src/sync/inventory/index.js';
 import type { InventoryRuntime } from '../../../src/sync/inventory/runtime.js';
 import type { PendingEntry } from '../../../src/sync/inventory/types.js';
+import { waitFor } from '../../../src/wait-for.js';
 import { deleteKeys } from '../../support/redis.js';
 
 /** The Redis every test uses (each under its own prefix). */
@@ -130,4 +132,18 @@ export function inventoryAdmin(d: FlowDeps, logger: Logger): Promise<FastifyInst
       defaultSiteId: 1,
     },
   });
+}
+
+/** Resolves once `queue` (an inventory flow's) has no job waiting, prioritized, delayed or running; 30 s at most. */
+export async function drained(queue: Queue): Promise<void> {
+  await waitFor(async () => Object.values(await queue.getJobCounts('active', 'waiting', 'prioritized', 'delayed')).every((n) => n === 0), {
+    message: 'the inventory queue drained',
+    timeoutMs: 30_000,
+  });
+}
+
+/** The flow tests' ERP change query: `<schema>.stock (code, qty, modified timestamp)` on PostgreSQL, polled by `modified`. */
+export function pgStockChanges(schema: string): string {
+  return `SELECT code AS "Code", qty AS "Stock", modified AS cursor FROM ${schema}.stock
+    WHERE CAST(:cursor AS timestamp) IS NULL OR modified > :cursor ORDER BY modified, code LIMIT :limit`;
 }

@@ -9,10 +9,9 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 
 import type { InventoryFlow } from '../../../src/sync/inventory/flow.js';
 import { startInventoryFlow } from '../../../src/sync/inventory/index.js';
-import { waitFor } from '../../../src/wait-for.js';
 import { PG_URL, pgScratch } from '../../erp/databases.js';
 import { NEVER } from '../../helpers/erp-scenario.js';
-import { createHarness, type Harness } from './harness.js';
+import { createHarness, drained, type Harness, pgStockChanges } from './harness.js';
 
 let scratch: Awaited<ReturnType<typeof pgScratch>>;
 let h: Harness;
@@ -37,8 +36,7 @@ const stockSource = () => ({
   url: PG_URL,
   timeZone: 'UTC',
   schedule: NEVER,
-  changes: `SELECT code AS "Code", qty AS "Stock", modified AS cursor FROM ${scratch.schema}.stock
-    WHERE CAST(:cursor AS timestamp) IS NULL OR modified > :cursor ORDER BY modified, code LIMIT :limit`,
+  changes: pgStockChanges(scratch.schema),
 });
 
 async function start(overrides: Record<string, unknown>): Promise<InventoryFlow> {
@@ -47,13 +45,7 @@ async function start(overrides: Record<string, unknown>): Promise<InventoryFlow>
   return flow;
 }
 
-async function idle(): Promise<void> {
-  const queue = flow!.queues[0]!;
-  await waitFor(async () => Object.values(await queue.getJobCounts('active', 'waiting', 'prioritized', 'delayed')).every((n) => n === 0), {
-    message: 'the inventory queue drained',
-    timeoutMs: 30_000,
-  });
-}
+const idle = (): Promise<void> => drained(flow!.queues[0]!);
 
 it('re-evaluates the home site from the bare-Code state when the sites are first listed, and gives the new site every figure', async () => {
   for (const [code, qty] of Object.entries({ 'HS-1': 10, 'HS-2': 4, 'HS-3': 2 })) {

@@ -19,7 +19,7 @@ import type { ReevaluateReport } from '../../../src/sync/inventory/types.js';
 import { waitFor } from '../../../src/wait-for.js';
 import { PG_URL, pgScratch } from '../../erp/databases.js';
 import { NEVER } from '../../helpers/erp-scenario.js';
-import { createHarness, type Harness } from './harness.js';
+import { createHarness, drained, type Harness, pgStockChanges } from './harness.js';
 
 /** The store's own price lists: what `inventory.priceLists[].code` must name. */
 const STORE_LISTS = [
@@ -63,8 +63,7 @@ describe('a settings change at restart', () => {
     url: PG_URL,
     timeZone: 'UTC',
     schedule: NEVER,
-    changes: `SELECT code AS "Code", qty AS "Stock", modified AS cursor FROM ${scratch.schema}.stock
-      WHERE CAST(:cursor AS timestamp) IS NULL OR modified > :cursor ORDER BY modified, code LIMIT :limit`,
+    changes: pgStockChanges(scratch.schema),
   });
 
   /** The price source, `list` being the SQL expression of the list's code. */
@@ -139,13 +138,7 @@ describe('a settings change at restart', () => {
       .map((write) => `${write.code}@${String(write.fields.SiteId)}${['Stock', 'Price'].map((field) => (field in write.fields ? ` ${field}=${String(write.fields[field])}` : '')).join('')}`)
       .sort();
 
-  async function idle(): Promise<void> {
-    const queue = flow!.queues[0]!;
-    await waitFor(async () => Object.values(await queue.getJobCounts('active', 'waiting', 'prioritized', 'delayed')).every((n) => n === 0), {
-      message: 'the inventory queue drained',
-      timeoutMs: 30_000,
-    });
-  }
+  const idle = (): Promise<void> => drained(flow!.queues[0]!);
 
   /** CF-1 written and NEW-1, an item the store does not know, refused (404: its job failed); the writes so far. */
   async function refusedNewItem(): Promise<number> {

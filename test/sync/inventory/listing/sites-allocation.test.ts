@@ -21,10 +21,9 @@ import { explainSku, type InventoryFlow, startInventoryFlow } from '../../../../
 import type { Reservation } from '../../../../src/sync/inventory/listing/reservations.js';
 import { runPull } from '../../../../src/sync/sales/pull.js';
 import { openSalesRuntime, type SalesRuntime } from '../../../../src/sync/sales/runtime.js';
-import { waitFor } from '../../../../src/wait-for.js';
 import { PG_URL,pgScratch } from '../../../erp/databases.js';
 import { NEVER } from '../../../helpers/erp-scenario.js';
-import { createHarness, type Harness } from '../harness.js';
+import { createHarness, drained, type Harness, pgStockChanges } from '../harness.js';
 
 const CODES = ['AL-1', 'AL-2', 'AL-3', 'AL-4'];
 const SITE_IDS = [1, 2, 3];
@@ -89,8 +88,7 @@ describe.each(MODES)('three sites, allocation $allocation', ({ allocation, sites
             url: PG_URL,
             timeZone: 'UTC',
             schedule: NEVER,
-            changes: `SELECT code AS "Code", qty AS "Stock", modified AS cursor FROM ${scratch.schema}.stock
-              WHERE CAST(:cursor AS timestamp) IS NULL OR modified > :cursor ORDER BY modified, code LIMIT :limit`,
+            changes: pgStockChanges(scratch.schema),
             snapshot: `SELECT code AS "Code", qty AS "Stock" FROM ${scratch.schema}.stock`,
             diff: { schedule: NEVER },
           },
@@ -110,13 +108,7 @@ describe.each(MODES)('three sites, allocation $allocation', ({ allocation, sites
     await scratch?.drop();
   });
 
-  async function idle(): Promise<void> {
-    const queue = flow.queues[0]!;
-    await waitFor(
-      async () => Object.values(await queue.getJobCounts('active', 'waiting', 'prioritized', 'delayed')).every((n) => n === 0),
-      { message: 'the inventory queue drained', timeoutMs: 30_000 },
-    );
-  }
+  const idle = (): Promise<void> => drained(flow.queues[0]!);
 
   it('publishes each site its figure and never more than the ERP holds less safety and reservations, through sales on every site', async () => {
     const seed = Number(process.env.SITES_SEED ?? Math.floor(Math.random() * 1_000_000));

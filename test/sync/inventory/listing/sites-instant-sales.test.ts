@@ -19,10 +19,9 @@ import type { FlowDeps } from '../../../../src/sync/flow.js';
 import { type InventoryFlow, startInventoryFlow } from '../../../../src/sync/inventory/index.js';
 import { runPull } from '../../../../src/sync/sales/pull.js';
 import { openSalesRuntime, type SalesRuntime } from '../../../../src/sync/sales/runtime.js';
-import { waitFor } from '../../../../src/wait-for.js';
 import { PG_URL, pgScratch } from '../../../erp/databases.js';
 import { NEVER } from '../../../helpers/erp-scenario.js';
-import { createHarness, type Harness } from '../harness.js';
+import { createHarness, drained, type Harness, pgStockChanges } from '../harness.js';
 
 const SITE_IDS: readonly number[] = [1, 2, 3];
 const TIME_ZONE = 'America/Argentina/Buenos_Aires';
@@ -86,8 +85,7 @@ describe.each(MODES)('sales on every site at one instant, allocation $allocation
             url: PG_URL,
             timeZone: 'UTC',
             schedule: NEVER,
-            changes: `SELECT code AS "Code", qty AS "Stock", modified AS cursor FROM ${scratch.schema}.stock
-              WHERE CAST(:cursor AS timestamp) IS NULL OR modified > :cursor ORDER BY modified, code LIMIT :limit`,
+            changes: pgStockChanges(scratch.schema),
           },
         ],
         reservations: { enabled: true, schedule: NEVER },
@@ -105,13 +103,7 @@ describe.each(MODES)('sales on every site at one instant, allocation $allocation
     await scratch?.drop();
   });
 
-  async function idle(): Promise<void> {
-    const queue = flow.queues[0]!;
-    await waitFor(async () => Object.values(await queue.getJobCounts('active', 'waiting', 'prioritized', 'delayed')).every((n) => n === 0), {
-      message: 'the inventory queue drained',
-      timeoutMs: 30_000,
-    });
-  }
+  const idle = (): Promise<void> => drained(flow.queues[0]!);
 
   const onStore = (code: string): Array<number | undefined> => SITE_IDS.map((siteId) => h.sim.state.itemOn(code, siteId)?.item.Stock);
 

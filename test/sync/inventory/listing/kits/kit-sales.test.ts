@@ -16,10 +16,9 @@ import { explainSku, type InventoryFlow, startInventoryFlow } from '../../../../
 import { exportOneSale } from '../../../../../src/sync/sales/flow.js';
 import { runPull } from '../../../../../src/sync/sales/pull.js';
 import { openSalesRuntime, type SalesRuntime } from '../../../../../src/sync/sales/runtime.js';
-import { waitFor } from '../../../../../src/wait-for.js';
 import { PG_URL, pgScratch } from '../../../../erp/databases.js';
 import { NEVER } from '../../../../helpers/erp-scenario.js';
-import { createHarness, type Harness } from '../../harness.js';
+import { createHarness, drained, type Harness } from '../../harness.js';
 
 const TIME_ZONE = 'America/Argentina/Buenos_Aires';
 const SAFETY = 1;
@@ -68,13 +67,7 @@ function storeStock(code: string): number | undefined {
   return h.sim.state.items.get(code)?.item.Stock;
 }
 
-async function idle(): Promise<void> {
-  const queue = flow.queues[0]!;
-  await waitFor(async () => Object.values(await queue.getJobCounts('active', 'waiting', 'prioritized', 'delayed')).every((n) => n === 0), {
-    message: 'the inventory queue drained',
-    timeoutMs: 30_000,
-  });
-}
+const idle = (): Promise<void> => drained(flow.queues[0]!);
 
 async function setErpStock(code: string, qty: number): Promise<void> {
   await scratch.db.query(
