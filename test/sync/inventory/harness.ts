@@ -25,6 +25,8 @@ import { confirmVanished, heldPage, keepVanished, markSalesProcessed } from '../
 import type { InventoryRuntime } from '../../../src/sync/inventory/runtime.js';
 import type { PendingEntry } from '../../../src/sync/inventory/types.js';
 import { waitFor } from '../../../src/wait-for.js';
+import { PG_URL } from '../../erp/databases.js';
+import { NEVER } from '../../helpers/erp-scenario.js';
 import { deleteKeys } from '../../support/redis.js';
 
 /** The Redis every test uses (each under its own prefix). */
@@ -142,8 +144,19 @@ export async function drained(queue: Queue): Promise<void> {
   });
 }
 
-/** The flow tests' ERP change query: `<schema>.stock (code, qty, modified timestamp)` on PostgreSQL, polled by `modified`. */
-export function pgStockChanges(schema: string): string {
-  return `SELECT code AS "Code", qty AS "Stock", modified AS cursor FROM ${schema}.stock
-    WHERE CAST(:cursor AS timestamp) IS NULL OR modified > :cursor ORDER BY modified, code LIMIT :limit`;
+/**
+ * The flow tests' ERP: an sql source over `<schema>.stock (code, qty, modified timestamp)` on PostgreSQL,
+ * polled by `modified` on no schedule of its own (the test polls); `extra` adds or overrides keys.
+ */
+export function pgStockSource(schema: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name: 'erp',
+    kind: 'sql',
+    url: PG_URL,
+    timeZone: 'UTC',
+    schedule: NEVER,
+    changes: `SELECT code AS "Code", qty AS "Stock", modified AS cursor FROM ${schema}.stock
+      WHERE CAST(:cursor AS timestamp) IS NULL OR modified > :cursor ORDER BY modified, code LIMIT :limit`,
+    ...extra,
+  };
 }

@@ -9,9 +9,8 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 
 import type { InventoryFlow } from '../../../src/sync/inventory/flow.js';
 import { startInventoryFlow } from '../../../src/sync/inventory/index.js';
-import { PG_URL, pgScratch } from '../../erp/databases.js';
-import { NEVER } from '../../helpers/erp-scenario.js';
-import { createHarness, drained, type Harness, pgStockChanges } from './harness.js';
+import { pgScratch } from '../../erp/databases.js';
+import { createHarness, drained, type Harness, pgStockSource } from './harness.js';
 
 let scratch: Awaited<ReturnType<typeof pgScratch>>;
 let h: Harness;
@@ -30,14 +29,7 @@ afterEach(async () => {
   await scratch.drop();
 });
 
-const stockSource = () => ({
-  name: 'stock',
-  kind: 'sql',
-  url: PG_URL,
-  timeZone: 'UTC',
-  schedule: NEVER,
-  changes: pgStockChanges(scratch.schema),
-});
+const stockSource = () => pgStockSource(scratch.schema, { name: 'stock' });
 
 async function start(overrides: Record<string, unknown>): Promise<InventoryFlow> {
   flow = await startInventoryFlow(h.deps(overrides), { role: 'all' });

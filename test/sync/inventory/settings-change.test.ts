@@ -19,7 +19,7 @@ import type { ReevaluateReport } from '../../../src/sync/inventory/types.js';
 import { waitFor } from '../../../src/wait-for.js';
 import { PG_URL, pgScratch } from '../../erp/databases.js';
 import { NEVER } from '../../helpers/erp-scenario.js';
-import { createHarness, drained, type Harness, pgStockChanges } from './harness.js';
+import { createHarness, drained, type Harness, pgStockSource } from './harness.js';
 
 /** The store's own price lists: what `inventory.priceLists[].code` must name. */
 const STORE_LISTS = [
@@ -57,14 +57,7 @@ describe('a settings change at restart', () => {
   }
 
   /** The stock source: one row per Code, no SiteId. */
-  const stockSource = () => ({
-    name: 'stock',
-    kind: 'sql',
-    url: PG_URL,
-    timeZone: 'UTC',
-    schedule: NEVER,
-    changes: pgStockChanges(scratch.schema),
-  });
+  const stockSource = () => pgStockSource(scratch.schema, { name: 'stock' });
 
   /** The price source, `list` being the SQL expression of the list's code. */
   const priceSource = (list: string) => ({

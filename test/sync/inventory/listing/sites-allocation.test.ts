@@ -21,9 +21,9 @@ import { explainSku, type InventoryFlow, startInventoryFlow } from '../../../../
 import type { Reservation } from '../../../../src/sync/inventory/listing/reservations.js';
 import { runPull } from '../../../../src/sync/sales/pull.js';
 import { openSalesRuntime, type SalesRuntime } from '../../../../src/sync/sales/runtime.js';
-import { PG_URL,pgScratch } from '../../../erp/databases.js';
+import { pgScratch } from '../../../erp/databases.js';
 import { NEVER } from '../../../helpers/erp-scenario.js';
-import { createHarness, drained, type Harness, pgStockChanges } from '../harness.js';
+import { createHarness, drained, type Harness, pgStockSource } from '../harness.js';
 
 const CODES = ['AL-1', 'AL-2', 'AL-3', 'AL-4'];
 const SITE_IDS = [1, 2, 3];
@@ -82,16 +82,7 @@ describe.each(MODES)('three sites, allocation $allocation', ({ allocation, sites
         allocation,
         safetyStock: SAFETY,
         sources: [
-          {
-            name: 'erp',
-            kind: 'sql',
-            url: PG_URL,
-            timeZone: 'UTC',
-            schedule: NEVER,
-            changes: pgStockChanges(scratch.schema),
-            snapshot: `SELECT code AS "Code", qty AS "Stock" FROM ${scratch.schema}.stock`,
-            diff: { schedule: NEVER },
-          },
+          pgStockSource(scratch.schema, { snapshot: `SELECT code AS "Code", qty AS "Stock" FROM ${scratch.schema}.stock`, diff: { schedule: NEVER } }),
         ],
         reservations: { enabled: true, schedule: NEVER },
       },

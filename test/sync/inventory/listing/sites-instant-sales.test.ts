@@ -19,9 +19,9 @@ import type { FlowDeps } from '../../../../src/sync/flow.js';
 import { type InventoryFlow, startInventoryFlow } from '../../../../src/sync/inventory/index.js';
 import { runPull } from '../../../../src/sync/sales/pull.js';
 import { openSalesRuntime, type SalesRuntime } from '../../../../src/sync/sales/runtime.js';
-import { PG_URL, pgScratch } from '../../../erp/databases.js';
+import { pgScratch } from '../../../erp/databases.js';
 import { NEVER } from '../../../helpers/erp-scenario.js';
-import { createHarness, drained, type Harness, pgStockChanges } from '../harness.js';
+import { createHarness, drained, type Harness, pgStockSource } from '../harness.js';
 
 const SITE_IDS: readonly number[] = [1, 2, 3];
 const TIME_ZONE = 'America/Argentina/Buenos_Aires';
@@ -79,14 +79,7 @@ describe.each(MODES)('sales on every site at one instant, allocation $allocation
         allocation,
         safetyStock: 0,
         sources: [
-          {
-            name: 'erp',
-            kind: 'sql',
-            url: PG_URL,
-            timeZone: 'UTC',
-            schedule: NEVER,
-            changes: pgStockChanges(scratch.schema),
-          },
+          pgStockSource(scratch.schema),
         ],
         reservations: { enabled: true, schedule: NEVER },
       },
