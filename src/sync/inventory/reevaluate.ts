@@ -202,6 +202,9 @@ function stockEntries(state: SkuState): Record<string, PendingEntry> {
  */
 async function requeueFailed(rt: InventoryRuntime, report: ReevaluateReport, renew: () => Promise<void>, signal?: AbortSignal): Promise<void> {
   const sites = siteIdsOf(rt.config.inventory);
+  // A job queued before the sites were listed names the bare Code: the home site's target, as the worker reads it.
+  const home = homeSiteOf(rt.config);
+  const targetsOf = (job: Job<InventoryJobData>): string[] => jobSkus(job.data).map((sku) => homeTargetOf(sku, home));
   // Jobs that fail from now on (the ones queued here, refused again) are left alone.
   const startedAt = rt.now();
   const done = new Map<string, Job<InventoryJobData>>();
@@ -209,7 +212,7 @@ async function requeueFailed(rt: InventoryRuntime, report: ReevaluateReport, ren
     const page = (await rt.queue.getFailed(start, start + CHUNK - 1)).filter((job) => Boolean(job));
     if (page.length === 0) break;
     const jobs = page.filter((job) => (job.finishedOn ?? 0) <= startedAt && !done.has(String(job.id)));
-    const states = await rt.state.readMany([...new Set(jobs.flatMap((job) => jobSkus(job.data)))]);
+    const states = await rt.state.readMany([...new Set(jobs.flatMap(targetsOf))]);
     const merges: Array<{ sku: string; entries: Record<string, PendingEntry> }> = [];
     const priorities = new Map<string, number>();
     for (const [key, state] of states) {
@@ -222,7 +225,7 @@ async function requeueFailed(rt: InventoryRuntime, report: ReevaluateReport, ren
     }
     await rt.state.merge(merges);
     await enqueueSkus(rt.queue, priorities.keys(), { priorities, batchSize: rt.config.inventory.batchSize, spread: rt.config.inventory.concurrency });
-    for (const job of jobs) if (jobSkus(job.data).some((sku) => priorities.has(sku))) done.set(String(job.id), job);
+    for (const job of jobs) if (targetsOf(job).some((sku) => priorities.has(sku))) done.set(String(job.id), job);
     await renew();
   }
   for (const job of done.values()) {

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 
 import type { InventoryFlow } from '../../../src/sync/inventory/flow.js';
 import { startInventoryFlow } from '../../../src/sync/inventory/index.js';
+import { waitFor } from '../../../src/wait-for.js';
 import { pgScratch } from '../../erp/databases.js';
 import { createHarness, drained, type Harness, pgStockSource } from './harness.js';
 
@@ -75,4 +76,25 @@ it('re-evaluates the home site from the bare-Code state when the sites are first
     .sort();
   // Site 1: min(3, floor(ERP × 0.3)): HS-1 3 (unchanged), HS-2 1, HS-3 0. Site 2: floor(ERP × 0.7): 7, 2, 1.
   expect(after, 'the home site is re-evaluated on a later change too').toEqual(['HS-1@2=7', 'HS-2@1=1', 'HS-2@2=2', 'HS-3@1=0', 'HS-3@2=1']);
+});
+
+it('queues again a refused write of the release before the sites, naming the bare Code, as the home site\'s, and removes its failed job', async () => {
+  for (const [code, qty] of Object.entries({ 'HS-1': 4, 'NEW-1': 3 })) {
+    await scratch.db.query(`INSERT INTO ${scratch.schema}.stock (code, qty, modified) VALUES (:code, :qty, clock_timestamp() AT TIME ZONE 'UTC')`, { code, qty });
+  }
+  // No sites yet: NEW-1, an item the store does not know, is refused (404) and its job, naming the bare Code, fails.
+  const first = await start({ store: { siteId: 1 }, inventory: { sources: [stockSource()] } });
+  await first.poll('stock');
+  await idle();
+  await waitFor(async () => (await first.queues[0]!.getFailedCount()) === 1, { message: 'NEW-1 failed (404)', timeoutMs: 10_000 });
+  await flow!.close(1000);
+  flow = undefined;
+
+  // Site 1 (store.siteId) listed, and the store now takes new items: the refused write is the home site's.
+  const second = await start({ store: { siteId: 1 }, inventory: { sites: [{ siteId: 1 }], createMissing: true, sources: [stockSource()] } });
+  const report = await second.reevaluated;
+  await idle();
+  expect(report, 'the bare-Code failed job counted as the home site\'s').toMatchObject({ failedRequeued: 1 });
+  expect(await second.queues[0]!.getFailedCount(), 'no failed job left for NEW-1').toBe(0);
+  expect(h.sim.state.itemOn('NEW-1', 1)?.item.Stock, 'NEW-1 created on site 1').toBe(3);
 });
