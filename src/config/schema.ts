@@ -117,16 +117,6 @@ export const httpSourceSchema = z.object({
 
 export const sourceSchema = z.discriminatedUnion('kind', [sqlSourceSchema, csvSourceSchema, httpSourceSchema]);
 
-/**
- * A composition source of `inventory.kits` (kit-options.ts): an ERP source whose sql kind may poll a
- * `changes` query on its own `changesSchedule`; csv and http take `changes` only to refuse it by name.
- */
-export const kitSourceSchema = z.discriminatedUnion('kind', [
-  sqlSourceSchema.extend(kitChangesOptions(cron).sql),
-  csvSourceSchema.extend(kitChangesOptions(cron).other),
-  httpSourceSchema.extend(kitChangesOptions(cron).other),
-]);
-
 /** The sale statuses of the spec's States table and their meanings. */
 export const DEFAULT_STATUS_TEXTS: Readonly<Record<string, string>> = Object.freeze({
   '0': 'Pending',
@@ -250,7 +240,7 @@ export const configSchema = z.object({
       createMissing: z.boolean().default(false),
       sources: z.array(sourceSchema).default([]),
       /** Sources of kit compositions (rows kit, component, quantity; kit-options.ts). @defaultValue [] */
-      kits: z.array(kitSourceSchema).default([]),
+      kits: z.array(z.discriminatedUnion('kind', [sqlSourceSchema.extend(kitChangesOptions(cron).sql), csvSourceSchema.extend(kitChangesOptions(cron).other), httpSourceSchema.extend(kitChangesOptions(cron).other)])).default([]),
       reconcile: z
         .object({
           /** Cron of the full reconcile; null: only on demand. */
@@ -396,8 +386,6 @@ export const configSchema = z.object({
 export type Config = z.infer<typeof configSchema>;
 export type SourceConfig = z.infer<typeof sourceSchema>;
 export type SqlSourceConfig = z.infer<typeof sqlSourceSchema>;
-/** A source of `inventory.kits`. */
-export type KitSourceConfig = z.infer<typeof kitSourceSchema>;
 export type CsvSourceConfig = z.infer<typeof csvSourceSchema>;
 export type HttpSourceConfig = z.infer<typeof httpSourceSchema>;
 export type StoreConfig = z.infer<typeof storeSchema>;

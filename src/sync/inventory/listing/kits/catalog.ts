@@ -96,8 +96,8 @@ export type RefusedRows = ReadonlyArray<{ kit?: string; ref: string; issues: Val
  * of the kits that changed, in one transaction. A kit another source also defines is taken from this one.
  */
 export async function writeComposition(redis: Redis, prefix: string, source: string, rows: Iterable<KitRow>, refused: RefusedRows = []): Promise<CompositionWrite> {
-  const mine = groupRows(rows);
-  return replaceKits(redis, prefix, source, { whole: mine }, refused);
+  const { removed: _removed, ...write } = await replaceKits(redis, prefix, source, { whole: groupRows(rows) }, refused);
+  return write;
 }
 
 /**
@@ -129,8 +129,7 @@ export async function applyKitChanges(redis: Redis, prefix: string, source: stri
     });
     if (same && refusals.every((issues) => issues === null)) return { kits: kits.length, changed: [], cycles: [], removed: [] };
   }
-  const write = await replaceKits(redis, prefix, source, { changes }, refused);
-  return { ...write, kits: kits.length, removed: kits.filter((kit) => changes.get(kit) === null).sort() };
+  return { ...(await replaceKits(redis, prefix, source, { changes }, refused)), kits: kits.length };
 }
 
 /** Two lists of components alike, whatever their order. */
@@ -142,7 +141,8 @@ function sameComponents(a: readonly KitComponent[], b: readonly KitComponent[]):
 /**
  * The one write of the catalog: `whole` replaces every kit `source` defines (a complete read), `changes`
  * only the kits it names (a poll of the change feed). Every kit is resolved again; the kits whose leaves
- * changed get their leaves and reverse index rewritten, in one transaction.
+ * changed get their leaves and reverse index rewritten, in one transaction. `removed`: the kits of
+ * `source` that left the catalog for having no components any more.
  */
 async function replaceKits(
   redis: Redis,
@@ -150,7 +150,7 @@ async function replaceKits(
   source: string,
   update: { whole: ReadonlyMap<string, KitComponent[]> } | { changes: KitChanges },
   refused: RefusedRows,
-): Promise<CompositionWrite> {
+): Promise<CompositionWrite & { removed: string[] }> {
   const codes = await redis.smembers(key(prefix, 'codes'));
   const [directRaws, leafRaws] = codes.length === 0 ? [[], []] : await Promise.all([redis.mget(codes.map((code) => key(prefix, 'direct', code))), redis.mget(codes.map((code) => key(prefix, 'leaves', code)))]);
   const direct = new Map<string, { source: string; components: readonly KitComponent[] }>();
@@ -212,7 +212,7 @@ async function replaceKits(
   for (const [kit, entry] of written) multi.set(key(prefix, 'direct', kit), JSON.stringify({ source, components: entry }));
   await execOrThrow(multi);
   const cycles = cyclesOf(resolved);
-  return { kits: written.size, changed: [...changed].sort(), cycles };
+  return { kits: written.size, changed: [...changed].sort(), cycles, removed: dropped.sort() };
 }
 
 /** Refused rows grouped by kit (the row's ref when it named none), as JSON issue lists. */

@@ -17,7 +17,7 @@
  * held back, and the next read (which starts at that cursor, rows sharing it included, or the next poll
  * from the stored cursor) reads them whole. Hence no `:afterKey` (it would continue after the cut row).
  */
-import type { KitSourceConfig } from '../../../../config/schema.js';
+import type { KitSourceConfig } from '../../../../config/kit-options.js';
 import { compareCursors, toCursor } from '../../../../erp/cursor.js';
 import { createSource, KIT_FIELDS } from '../../../../erp/index.js';
 import type { ChangeBatch, Cursor } from '../../../../erp/types.js';
