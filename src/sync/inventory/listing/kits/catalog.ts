@@ -9,6 +9,7 @@
  *   kit:src:{source}      set     the kits a source defined at its last complete read
  *   kit:refused:{source}  hash    kit (or the row's ref) → JSON issues of the rows refused at that read
  *   kit:read:{source}     string  when the source's last complete read was written (an empty one too)
+ *   kit:cursor:{source}   string  JSON cursor of the source's `changes` query (changes.ts; drain-source.ts)
  * `writeComposition` replaces one source's part of it; the other sources' kits stay.
  */
 import type { Redis } from 'ioredis';
