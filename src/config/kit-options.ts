@@ -6,11 +6,6 @@
  */
 import { z } from 'zod';
 
-import type { Config } from './schema.js';
-
-/** A source of `inventory.kits`. */
-export type KitSourceConfig = Config['inventory']['kits'][number];
-
 /** Where each kind keeps its snapshot, for the message. */
 const SNAPSHOT_KEY = { sql: 'snapshot', csv: 'snapshotFile', http: 'snapshotUrl' } as const;
 

@@ -17,7 +17,7 @@
  * held back, and the next read (which starts at that cursor, rows sharing it included, or the next poll
  * from the stored cursor) reads them whole. Hence no `:afterKey` (it would continue after the cut row).
  */
-import type { KitSourceConfig } from '../../../../config/kit-options.js';
+import type { Config } from '../../../../config/schema.js';
 import { compareCursors, toCursor } from '../../../../erp/cursor.js';
 import { createSource, KIT_FIELDS } from '../../../../erp/index.js';
 import type { ChangeBatch, Cursor } from '../../../../erp/types.js';
@@ -29,6 +29,9 @@ import type { KitChangesReport } from '../../types.js';
 import { applyKitChanges, type KitChanges } from './catalog.js';
 import { checkKitRow, groupRows, type KitComponent, type KitRow } from './composition.js';
 import type { KitRuntime } from './runtime.js';
+
+/** A source of `inventory.kits`. */
+type KitSourceConfig = Config['inventory']['kits'][number];
 
 /** Full batches read in one poll before yielding to the next tick (as the inventory sources'). */
 const MAX_ROUNDS = 50;
