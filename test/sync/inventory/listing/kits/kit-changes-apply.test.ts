@@ -50,6 +50,9 @@ describe('kitBatch', () => {
       ['HALF', ['component "": a code, not empty']],
     ]);
     expect(held).toEqual([]);
+    // Deleted, then made again: its empty row (the deletion) and its new rows in one read. The rows win.
+    const again = kitBatch({ records: [record(T1, 'AGAIN'), record(T2, 'AGAIN', 'LID', 2)], rejected: [] }, false);
+    expect(Object.fromEntries(again.changes)).toEqual({ AGAIN: [row('AGAIN', 'LID', 2)] });
   });
 
   it('holds back the kits at the last cursor of a full batch (maybe cut), not those of a full batch of one cursor', () => {
@@ -117,5 +120,8 @@ describe('applyKitChanges', () => {
     await applyKitChanges(redis, prefix, 'bundles', new Map([['GIFT', [{ code: 'MUG', quantity: 2 }]]]), [{ kit: 'LID', ref: 'r3', issues: [{ record: 'r3', field: 'component', value: '', rule: 'a code, not empty' }] }]);
     const refused = await redisKitCatalog(redis, prefix).refused('bundles');
     expect([...refused.keys()].sort(), 'GIFT read without bad rows: its refusal goes; PAIR not read: kept').toEqual(['LID', 'PAIR']);
+    // PAIR read again exactly as stored, its bad row fixed: nothing to rewrite but its refusal, which goes.
+    await applyKitChanges(redis, prefix, 'bundles', new Map([['PAIR', [{ code: 'BOX', quantity: 2 }]]]));
+    expect([...(await redisKitCatalog(redis, prefix).refused('bundles')).keys()]).toEqual(['LID']);
   });
 });
