@@ -188,3 +188,63 @@ describe('a kits source polled by its changes query', () => {
     expect(await rt.kits?.explode('PAIR')).toEqual([{ code: 'BOX', quantity: 3 }]);
   }, 60_000);
 });
+
+describe('a kits source\'s changes query without changesSchedule', () => {
+  it('is polled on the inventory source\'s schedule, the snapshot never read', async () => {
+    const scratch = await pgScratch();
+    const s = scratch.schema;
+    const h = await createHarness([{ Code: 'CAN', Stock: 0, Price: 1 }, { Code: 'SIXPACK', Stock: 0, Price: 1 }]);
+    let flow: InventoryFlow | undefined;
+    try {
+      await scratch.db.query(`CREATE TABLE ${s}.stock (code text PRIMARY KEY, qty int NOT NULL, modified timestamp(6) NOT NULL)`);
+      await scratch.db.query(`CREATE TABLE ${s}.bundle (kit text, component text, qty numeric, modified timestamp(6) NOT NULL)`);
+      await scratch.db.query(`INSERT INTO ${s}.bundle VALUES ('SIXPACK', 'CAN', 6, '2026-01-01 10:00:00')`);
+      const deps = h.deps({
+        inventory: {
+          sources: [
+            {
+              name: 'erp',
+              kind: 'sql',
+              url: PG_URL,
+              timeZone: 'UTC',
+              // Every second: the kits source's changes are polled on it too.
+              schedule: '* * * * * *',
+              changes: `SELECT code AS "Code", qty AS "Stock", modified AS cursor FROM ${s}.stock
+                WHERE CAST(:cursor AS timestamp) IS NULL OR modified > :cursor ORDER BY modified, code LIMIT :limit`,
+            },
+          ],
+          kits: [
+            {
+              name: 'bundles',
+              kind: 'sql',
+              url: PG_URL,
+              timeZone: 'UTC',
+              schedule: NEVER,
+              snapshot: `SELECT kit, component, qty AS quantity FROM ${s}.bundle`,
+              changes: `SELECT kit, component, qty AS quantity, modified AS cursor FROM ${s}.bundle
+                WHERE CAST(:cursor AS timestamp) IS NULL OR modified >= :cursor ORDER BY modified, kit LIMIT :limit`,
+            },
+          ],
+        },
+      });
+      flow = await startInventoryFlow(deps, { role: 'all' });
+      const polls: string[] = [];
+      flow.events.on('inventory:kits:changes:done', (report) => polls.push(report.source));
+      let snapshots = 0;
+      flow.events.on('inventory:kits:done', () => (snapshots += 1));
+      await waitFor(() => polls.length > 0, { message: 'a scheduled poll of the kits changes', timeoutMs: 30_000 });
+      expect(polls[0]).toBe('bundles');
+      expect(snapshots, 'the snapshot schedule never fired').toBe(0);
+      const rt = openInventoryRuntime(deps);
+      try {
+        expect(await rt.kits?.explode('SIXPACK')).toEqual([{ code: 'CAN', quantity: 6 }]);
+      } finally {
+        await rt.close();
+      }
+    } finally {
+      await flow?.close(1000);
+      await h.close();
+      await scratch.drop();
+    }
+  }, 60_000);
+});
