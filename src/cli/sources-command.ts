@@ -16,7 +16,7 @@ import type { Cursor } from '../erp/types.js';
 import { ConfigError, ErpError, StoreSyncError } from '../errors.js';
 import { createRedis, describeRedis, type RedisTarget } from '../queue/connection.js';
 import { redactText } from '../secrets.js';
-import { checkKitRow, cyclesOf, groupRows, resolveAll } from '../sync/inventory/listing/index.js';
+import { checkKitRow, cyclesOf, groupRows, kitBatch, resolveAll } from '../sync/inventory/listing/index.js';
 import { siteIdsOf } from '../sync/inventory/target-key.js';
 import { previewSource, type SourceFlow, type SourcePreview, storedCursor } from '../sync/source-preview.js';
 import { type CliContext, formatTable } from './context.js';
@@ -56,7 +56,7 @@ export interface SourceTestResult {
   unsettled: Array<{ file: string; ageMs: number; settleMs: number }>;
   /** Why the source could not be read. */
   error?: { code: string; message: string };
-  /** A kits source: the kits its rows compose, each with its components (`quantity × code`). */
+  /** A kits source: the kits its rows compose, each with its components (`quantity × code`; none: read from its changes, no longer a kit). */
   kits?: Record<string, string[]>;
   /** A kits source: the cycles among those kits, each as its codes in order (refused: their kits are not written). */
   cycles?: string[][];
@@ -135,13 +135,15 @@ async function testSources(
       const base = { source: target.config.name, kind: target.config.kind, flow: target.flow, enabled: target.config.enabled, limit };
       const source = createSource(target.config, { fields, logger });
       try {
-        const stored = redis && target.flow !== 'kits' ? await storedCursor(redis, config.redis.prefix, target.flow, target.config.name) : undefined;
+        // A kits source is read whole (its snapshot), unless it has a changes query: then, as an inventory source, its changes.
+        const kitChanges = target.flow === 'kits' && target.config.kind === 'sql' && target.config.changes !== undefined;
+        const stored = redis && (target.flow !== 'kits' || kitChanges) ? await storedCursor(redis, config.redis.prefix, target.flow, target.config.name) : undefined;
         // Where the daemon's first poll starts: the configured initialCursor, else the beginning.
         const initial = 'initialCursor' in target.config ? toCursor(target.config.initialCursor) : null;
         // A sql source without a changes query is read by its snapshot diff, a kits source whole: its snapshot is shown.
-        const snapshot = target.flow === 'kits' || (target.config.kind === 'sql' && target.config.changes === undefined);
+        const snapshot = target.flow === 'kits' ? !kitChanges : target.config.kind === 'sql' && target.config.changes === undefined;
         const preview = await previewSource(source, { flow: target.flow, from: stored ?? initial, limit, sourceLimit: target.config.limit, snapshot, priceLists: config.inventory.priceLists, sites: siteIdsOf(config.inventory) });
-        results.push({ ...base, readFrom: stored === undefined ? 'start' : 'stored', ...present(preview), ...(target.flow === 'kits' ? kitsOf(preview) : {}) });
+        results.push({ ...base, readFrom: stored === undefined ? 'start' : 'stored', ...present(preview), ...(target.flow === 'kits' ? kitsOf(preview, kitChanges) : {}) });
       } catch (error) {
         if (error instanceof ConfigError) throw error;
         failures.push(error);
@@ -192,15 +194,22 @@ function present(preview: SourcePreview): Pick<SourceTestResult, 'from' | 'recor
   };
 }
 
-/** The kits a kits source's rows compose (kit → `quantity × component`, the refused rows left out) and their cycles. */
-function kitsOf(preview: SourcePreview): Pick<SourceTestResult, 'kits' | 'cycles'> {
-  const rows = preview.records.flatMap((record) => {
-    const row = checkKitRow(record.fields, record.ref);
-    return Array.isArray(row) ? [] : [row];
-  });
-  const direct = groupRows(rows);
+/**
+ * The kits a kits source's rows compose (kit → `quantity × component`, the refused rows left out) and
+ * their cycles. Read from its changes, a kit whose only row has neither component nor quantity has none
+ * (it would leave the catalog): shown with no components.
+ */
+function kitsOf(preview: SourcePreview, changes: boolean): Pick<SourceTestResult, 'kits' | 'cycles'> {
+  const direct = changes
+    ? new Map([...kitBatch({ records: preview.records, rejected: [] }, false).changes].map(([kit, rows]) => [kit, rows === null ? [] : (groupRows(rows).get(kit) ?? [])]))
+    : groupRows(
+        preview.records.flatMap((record) => {
+          const row = checkKitRow(record.fields, record.ref);
+          return Array.isArray(row) ? [] : [row];
+        }),
+      );
   const kits = Object.fromEntries([...direct].map(([kit, components]) => [kit, components.map((c) => `${c.quantity} × ${c.code}`)]));
-  return { kits, cycles: cyclesOf(resolveAll(direct)) };
+  return { kits, cycles: cyclesOf(resolveAll(new Map([...direct].filter(([, components]) => components.length > 0)))) };
 }
 
 function messageOf(error: unknown): string {
@@ -232,7 +241,7 @@ function describe(result: SourceTestResult): string {
   if (result.records.length > 0) lines.push(formatTable(result.records.map((record) => ({ ...record.fields, cursor: record.cursor }))));
   if (result.kits) {
     const kits = Object.entries(result.kits);
-    lines.push('', `Kits (${kits.length}):`, ...kits.map(([kit, components]) => `  ${kit} = ${components.join(' + ')}`));
+    lines.push('', `Kits (${kits.length}):`, ...kits.map(([kit, components]) => `  ${kit} = ${components.length === 0 ? '(no components: no longer a kit)' : components.join(' + ')}`));
     for (const cycle of result.cycles ?? []) lines.push(`  cycle ${[...cycle, cycle[0]].join(' → ')} refused: its kits are not written`);
   }
   // Rows refused, each once, though a row may break several rules (one line each below).

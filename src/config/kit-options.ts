@@ -1,8 +1,8 @@
 /**
  * `inventory.kits` (issue 26): the sources of kit compositions (rows `kit`, `component`, `quantity`),
- * each an ERP source of the usual kinds read whole from its snapshot on its schedule
- * (src/sync/inventory/listing/kits/ reads them); and `sales.kits`, how a sale's kit lines reach the ERP.
- * Kept apart from schema.ts.
+ * each an ERP source of the usual kinds read whole from its snapshot on its schedule, and a sql one
+ * optionally polled by a `changes` query between those reads (src/sync/inventory/listing/kits/ reads
+ * them); and `sales.kits`, how a sale's kit lines reach the ERP. Kept apart from schema.ts.
  */
 import { z } from 'zod';
 
@@ -10,14 +10,32 @@ import { z } from 'zod';
 const SNAPSHOT_KEY = { sql: 'snapshot', csv: 'snapshotFile', http: 'snapshotUrl' } as const;
 
 /** Inventory-source options a composition source has no use for: refused rather than silently ignored. */
-const UNUSED = ['changes', 'deletions', 'diff', 'vanished'] as const;
+const UNUSED = ['deletions', 'diff', 'vanished'] as const;
+
+/**
+ * The options a kits source adds to an ERP source's: on sql, when its `changes` query is polled; on
+ * csv and http, `changes` only so that the rules can refuse it naming the rule (not as an unknown key).
+ */
+export function kitChangesOptions(cron: z.ZodString) {
+  return {
+    sql: {
+      /**
+       * When the `changes` query is polled (between the snapshot reads of `schedule`). Unset: on the
+       * schedule of the first enabled inventory source that has one (the components' poll).
+       */
+      changesSchedule: cron.optional(),
+    },
+    other: { changes: z.unknown().optional() },
+  };
+}
 
 /** What the rules read of a source (any kind). */
 interface KitSourceShape {
   name: string;
   kind: 'sql' | 'csv' | 'http';
   schedule?: string | undefined;
-  changes?: string | undefined;
+  changes?: unknown;
+  changesSchedule?: string | undefined;
   deletions?: string | undefined;
   snapshot?: string | undefined;
   snapshotFile?: string | undefined;
@@ -28,9 +46,13 @@ interface KitSourceShape {
 
 /**
  * The rules of `inventory.kits` (the config's superRefine calls it): each source has a snapshot and a
- * schedule, none of the change-polling options, and a name no inventory source has.
+ * schedule, none of the inventory-only options, a name no inventory source has, and `changes` only on
+ * sql (see `checkKitChanges`).
  */
-export function checkKitSources(inventory: { sources: readonly KitSourceShape[]; kits: readonly KitSourceShape[] }, ctx: z.RefinementCtx): void {
+export function checkKitSources(
+  inventory: { sources: ReadonlyArray<{ name: string; enabled?: boolean; schedule?: string | undefined }>; kits: readonly KitSourceShape[] },
+  ctx: z.RefinementCtx,
+): void {
   const names = new Set(inventory.sources.map((source) => source.name));
   inventory.kits.forEach((source, index) => {
     const path = ['inventory', 'kits', index];
@@ -42,9 +64,34 @@ export function checkKitSources(inventory: { sources: readonly KitSourceShape[];
     for (const key of UNUSED) {
       if (source[key] !== undefined) ctx.addIssue({ code: 'custom', path: [...path, key], message: `kits source ${source.name}: ${key} is not used by a kits source (it is read whole from its ${snapshotKey})` });
     }
+    checkKitChanges(source, inventory.sources, path, ctx);
     if (names.has(source.name)) ctx.addIssue({ code: 'custom', path: [...path, 'name'], message: `kits source ${source.name}: the name is already taken by another source` });
     names.add(source.name);
   });
+}
+
+/**
+ * `changes` on a kits source: sql only (a query returning every row of each kit changed since :cursor);
+ * without `:afterKey` (a kit's rows are replaced whole, so a read must never continue in the middle of a
+ * kit: rows sharing one cursor are read together); polled on `changesSchedule`, or on an inventory
+ * source's schedule when there is one.
+ */
+function checkKitChanges(source: KitSourceShape, stockSources: ReadonlyArray<{ enabled?: boolean; schedule?: string | undefined }>, path: Array<string | number>, ctx: z.RefinementCtx): void {
+  const issue = (key: string, message: string): void => ctx.addIssue({ code: 'custom', path: [...path, key], message: `kits source ${source.name}: ${message}` });
+  if (source.kind !== 'sql') {
+    if (source.changes !== undefined) issue('changes', `changes is a query of a sql kits source; a ${source.kind} kits source is read whole from its ${SNAPSHOT_KEY[source.kind]} on its schedule`);
+    return;
+  }
+  if (typeof source.changes !== 'string') {
+    if (source.changesSchedule !== undefined) issue('changesSchedule', 'changesSchedule polls the changes query, and there is none');
+    return;
+  }
+  if (/(?<![\w:]):afterKey\b/.test(source.changes)) {
+    issue('changes', 'the changes query of a kits source must not use :afterKey (a kit\'s rows are replaced whole, so rows sharing one cursor are read together: keep `cursor >= :cursor`)');
+  }
+  if (source.changesSchedule === undefined && !stockSources.some((stock) => stock.enabled !== false && stock.schedule !== undefined)) {
+    issue('changesSchedule', 'changesSchedule is required with changes when no inventory source has a schedule to poll it on');
+  }
 }
 
 /** `sales.kits`. */

@@ -7,7 +7,7 @@ import { z } from 'zod';
 
 import { checkDiffSources, snapshotDiffOptions } from './diff-options.js';
 import { stockRounding, timeZone } from './erp-source-options.js';
-import { checkKits, salesKitsOption } from './kit-options.js';
+import { checkKits, kitChangesOptions, salesKitsOption } from './kit-options.js';
 import { priceListsOption } from './price-list-options.js';
 import { redisSchema } from './redis-options.js';
 import { allocationOption, checkSites, sitesOption } from './site-options.js';
@@ -240,7 +240,7 @@ export const configSchema = z.object({
       createMissing: z.boolean().default(false),
       sources: z.array(sourceSchema).default([]),
       /** Sources of kit compositions (rows kit, component, quantity; kit-options.ts). @defaultValue [] */
-      kits: z.array(sourceSchema).default([]),
+      kits: z.array(z.discriminatedUnion('kind', [sqlSourceSchema.extend(kitChangesOptions(cron).sql), csvSourceSchema.extend(kitChangesOptions(cron).other), httpSourceSchema.extend(kitChangesOptions(cron).other)])).default([]),
       reconcile: z
         .object({
           /** Cron of the full reconcile; null: only on demand. */

@@ -8,13 +8,14 @@ import type { Redis } from 'ioredis';
 
 import { maxCursor } from '../erp/cursor.js';
 import type { ChangeSource, Cursor, RejectedRecord, SourceRecord, UnsettledFile } from '../erp/types.js';
+import { SourceCursors } from './drain-source.js';
 import { shipmentRecordIssues } from './fulfillment/producer.js';
 import { FulfillmentState } from './fulfillment/state.js';
 import { checkKitRow } from './inventory/listing/index.js';
 import { inventoryRecordIssues } from './inventory/producer.js';
 import { InventoryState } from './inventory/state.js';
 
-/** The flows that read ERP sources (`kits`: the compositions of `inventory.kits`, read by their snapshot). */
+/** The flows that read ERP sources (`kits`: the compositions of `inventory.kits`, read by their snapshot or changes). */
 export type SourceFlow = 'inventory' | 'fulfillment' | 'kits';
 
 /** What one dry read found. */
@@ -37,6 +38,8 @@ export interface SourcePreview {
 
 /** The cursor a flow has stored for a source (read only), or undefined before its first poll. */
 export function storedCursor(redis: Redis, prefix: string, flow: SourceFlow, source: string): Promise<Cursor | undefined> {
+  // A kits source's change feed keeps its cursor beside the catalog (`state:kit:cursor:{source}`).
+  if (flow === 'kits') return new SourceCursors(redis, prefix, 'kit').get(source);
   const state = flow === 'inventory' ? new InventoryState(redis, prefix) : new FulfillmentState(redis, prefix);
   return state.cursors.get(source);
 }
@@ -60,6 +63,8 @@ export async function previewSource(
       ? (record: SourceRecord) => inventoryRecordIssues(record, options.priceLists, options.sites)
       : options.flow === 'kits'
         ? (record: SourceRecord) => {
+            // A change row without component and quantity: the kit has no composition now (listing/kits/changes.ts).
+            if (!options.snapshot && record.fields.component === undefined && record.fields.quantity === undefined) return [];
             const row = checkKitRow(record.fields, record.ref);
             return Array.isArray(row) ? row : [];
           }

@@ -14,14 +14,14 @@ import { scheduledFailureLevel } from '../job-errors.js';
 import { onePollAtATime, type PolledSource, polledSource, pollRuns, type StartedFlow, startFlow } from '../lifecycle.js';
 import type { PollHistory } from '../poll-source.js';
 import { forgetLogged, RedisBoundMemory } from '../redis-identity.js';
-import { refreshKits } from './listing/index.js';
+import { pollKitChanges, refreshKits } from './listing/index.js';
 import { pollSource } from './producer.js';
 import { type ReconcileOptions, reconcileWith } from './reconcile/index.js';
 import { reevaluateOnStart } from './reevaluate.js';
 import { markReread } from './reread-gate.js';
 import { type InventoryRuntime, openInventoryRuntime } from './runtime.js';
 import { collectHeld, deletionsOf, diffRuns, runDiff } from './snapshot/index.js';
-import type { DiffReport, InventoryEvents, KitsReport, PollReport, ReconcileReport, ReevaluateReport } from './types.js';
+import type { DiffReport, InventoryEvents, KitChangesReport, KitsReport, PollReport, ReconcileReport, ReevaluateReport } from './types.js';
 import { createInventoryWorker } from './worker.js';
 
 /** A running inventory flow. */
@@ -37,6 +37,8 @@ export interface InventoryFlow extends Flow {
   diff(source: string): Promise<DiffReport>;
   /** Reads one kits source (`inventory.kits`) now, as its schedule would, on this instance. */
   kits(source: string): Promise<KitsReport>;
+  /** Polls one kits source's `changes` query now, as its `changesSchedule` would, on this instance. */
+  kitChanges(source: string): Promise<KitChangesReport>;
   /** Runs a reconcile now with this instance's sources (none in the worker role: use `runReconcile`). */
   reconcile(options?: ReconcileOptions): Promise<ReconcileReport>;
   /**
@@ -85,6 +87,12 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
     if (!kitSource) return Promise.reject(new Error(`no kits source named ${name}`));
     return serial('inventory.kits', () => refreshKits(rt, kitSource));
   };
+  // A kits source's change feed runs in the same line as its snapshot reads: both rewrite the catalog.
+  const kitChangesWith = (rt: InventoryRuntime) => (name: string): Promise<KitChangesReport> => {
+    const kitSource = config.inventory.kits.find((source) => source.name === name);
+    if (kitSource?.kind !== 'sql' || kitSource.changes === undefined) return Promise.reject(new Error(`no kits source named ${name} with a changes query`));
+    return serial('inventory.kits', () => pollKitChanges(rt, kitSource));
+  };
   const reconcileWithSources = (rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>) => (options: ReconcileOptions = {}) =>
     reconcileWith(rt, [...sources.values()].map((entry) => entry.source), options);
   const flow = await startFlow<InventoryRuntime>({
@@ -112,6 +120,25 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
               (error: Error) => {
                 rt.logger.error({ source: kitSource.name, err: error }, 'kits source failed; the last complete composition is kept');
                 events.emit('inventory:kits:failed', { source: kitSource.name, error });
+              },
+            ),
+        });
+      }
+      // Polled on its changesSchedule, else on the components' poll (the first inventory source's schedule).
+      const stockSchedule = config.inventory.sources.find((source) => source.enabled && source.schedule !== undefined)?.schedule;
+      for (const kitSource of config.inventory.kits) {
+        if (!kitSource.enabled || kitSource.kind !== 'sql' || kitSource.changes === undefined) continue;
+        const expression = kitSource.changesSchedule ?? stockSchedule;
+        if (expression === undefined) continue;
+        runs.push({
+          name: `inventory:kits:changes:${kitSource.name}`,
+          expression,
+          run: () =>
+            kitChangesWith(rt)(kitSource.name).then(
+              () => undefined,
+              (error: Error) => {
+                rt.logger.error({ source: kitSource.name, err: error }, 'kits source changes poll failed; its cursor did not move past what was applied');
+                events.emit('inventory:kits:changes:failed', { source: kitSource.name, error });
               },
             ),
         });
@@ -152,6 +179,7 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
     poll: pollWith(flow.rt, flow.sources),
     diff: diffWith(flow.rt, flow.sources),
     kits: kitsWith(flow.rt),
+    kitChanges: kitChangesWith(flow.rt),
     reconcile: reconcileWithSources(flow.rt, flow.sources),
     reevaluated,
     close: async (timeoutMs) => {

@@ -197,6 +197,25 @@ export interface KitsReport {
   cycles: string[][];
 }
 
+/** What one poll of a kits source's `changes` query found and did. */
+export interface KitChangesReport {
+  source: string;
+  /** Rows read, valid and refused (rows the overlap re-reads count again). */
+  read: number;
+  /** Rows refused (quantity not above 0 or not a number, an empty code). */
+  refused: number;
+  /** Kits whose rows were read complete: their composition replaced, or removed (no component row). */
+  kits: number;
+  /** Of those, kits now without a composition (a disabled bundle, an archived BoM): no longer kits. */
+  removed: number;
+  /** Kits whose components or quantities changed (nested ones included): queued to be re-computed. */
+  changed: number;
+  /** Cycles among the kits written, each as its codes in order: their kits are not written. */
+  cycles: string[][];
+  /** The cursor stored after the poll. */
+  cursor: Cursor;
+}
+
 /** Lifecycle events of the inventory flow. */
 export interface InventoryEvents extends Record<string, unknown> {
   'inventory:poll:done': PollReport;
@@ -216,4 +235,8 @@ export interface InventoryEvents extends Record<string, unknown> {
   'inventory:kits:done': KitsReport;
   /** A kits source could not be read whole: the last complete composition is kept. */
   'inventory:kits:failed': { source: string; error: Error };
+  /** One poll of a kits source's `changes` query. */
+  'inventory:kits:changes:done': KitChangesReport;
+  /** A poll of a kits source's `changes` query failed: its cursor did not move past what was applied. */
+  'inventory:kits:changes:failed': { source: string; error: Error };
 }

@@ -9,6 +9,7 @@
  *   kit:src:{source}      set     the kits a source defined at its last complete read
  *   kit:refused:{source}  hash    kit (or the row's ref) → JSON issues of the rows refused at that read
  *   kit:read:{source}     string  when the source's last complete read was written (an empty one too)
+ *   kit:cursor:{source}   string  JSON cursor of the source's `changes` query (changes.ts; drain-source.ts)
  * `writeComposition` replaces one source's part of it; the other sources' kits stay.
  */
 import type { Redis } from 'ioredis';
@@ -87,33 +88,97 @@ export function redisKitCatalog(redis: Redis, prefix: string): KitCatalog {
   };
 }
 
+/** Rows refused at a read, each with its kit when it named one. */
+export type RefusedRows = ReadonlyArray<{ kit?: string; ref: string; issues: ValidationIssue[] }>;
+
 /**
  * Replaces what `source` defines with `rows` (one complete read of it) and records the rows it refused;
  * resolves every kit again (nested kits may cross sources) and rewrites the leaves and the reverse index
  * of the kits that changed, in one transaction. A kit another source also defines is taken from this one.
  */
-export async function writeComposition(
+export async function writeComposition(redis: Redis, prefix: string, source: string, rows: Iterable<KitRow>, refused: RefusedRows = []): Promise<CompositionWrite> {
+  const { removed: _removed, ...write } = await replaceKits(redis, prefix, source, { whole: groupRows(rows) }, refused);
+  return write;
+}
+
+/**
+ * The kits one poll of a `changes` query read complete: each with its components now, or null when it
+ * has none (a disabled bundle, an archived BoM: it is no longer a kit).
+ */
+export type KitChanges = ReadonlyMap<string, readonly KitComponent[] | null>;
+
+/**
+ * Applies what a poll of `source`'s `changes` query read: each kit of `changes` replaced whole by its
+ * components, or removed (null; only when `source` gave it: another source's kit of that code stays);
+ * every other kit, of this source or another, stays as it is. The refusals of the kits read are replaced
+ * by `refused`'s. Nothing is written when every kit read is already stored as read and nothing was
+ * refused (the overlap re-reads the same rows at every poll). Does not count as a complete read.
+ */
+export async function applyKitChanges(redis: Redis, prefix: string, source: string, changes: KitChanges, refused: RefusedRows = []): Promise<CompositionWrite & { removed: string[] }> {
+  const kits = [...changes.keys()];
+  const refusedKits = [...refusedByKit(refused).keys()];
+  if (kits.length === 0 && refusedKits.length === 0) return { kits: 0, changed: [], cycles: [], removed: [] };
+  if (refused.length === 0) {
+    const [stored, refusals] = await Promise.all([redis.mget(kits.map((kit) => key(prefix, 'direct', kit))), redis.hmget(key(prefix, 'refused', source), ...kits)]);
+    const same = kits.every((kit, i) => {
+      const now = changes.get(kit);
+      const raw = stored[i];
+      if (now === null || now === undefined) return !raw || (JSON.parse(raw) as { source: string }).source !== source;
+      if (!raw) return false;
+      const entry = JSON.parse(raw) as { source: string; components: KitComponent[] };
+      return entry.source === source && sameComponents(entry.components, now);
+    });
+    if (same && refusals.every((issues) => issues === null)) return { kits: kits.length, changed: [], cycles: [], removed: [] };
+  }
+  return { ...(await replaceKits(redis, prefix, source, { changes }, refused)), kits: kits.length };
+}
+
+/** Two lists of components alike, whatever their order. */
+function sameComponents(a: readonly KitComponent[], b: readonly KitComponent[]): boolean {
+  const sorted = (list: readonly KitComponent[]) => JSON.stringify([...list].sort((x, y) => (x.code < y.code ? -1 : x.code > y.code ? 1 : 0)));
+  return sorted(a) === sorted(b);
+}
+
+/**
+ * The one write of the catalog: `whole` replaces every kit `source` defines (a complete read), `changes`
+ * only the kits it names (a poll of the change feed). Every kit is resolved again; the kits whose leaves
+ * changed get their leaves and reverse index rewritten, in one transaction. `removed`: the kits of
+ * `source` that left the catalog for having no components any more.
+ */
+async function replaceKits(
   redis: Redis,
   prefix: string,
   source: string,
-  rows: Iterable<KitRow>,
-  refused: ReadonlyArray<{ kit?: string; ref: string; issues: ValidationIssue[] }> = [],
-): Promise<CompositionWrite> {
-  const mine = groupRows(rows);
+  update: { whole: ReadonlyMap<string, KitComponent[]> } | { changes: KitChanges },
+  refused: RefusedRows,
+): Promise<CompositionWrite & { removed: string[] }> {
   const codes = await redis.smembers(key(prefix, 'codes'));
   const [directRaws, leafRaws] = codes.length === 0 ? [[], []] : await Promise.all([redis.mget(codes.map((code) => key(prefix, 'direct', code))), redis.mget(codes.map((code) => key(prefix, 'leaves', code)))]);
-  const direct = new Map<string, { source: string; components: KitComponent[] }>();
+  const direct = new Map<string, { source: string; components: readonly KitComponent[] }>();
   const oldLeaves = new Map<string, string>();
+  const oldDirect = new Map<string, readonly KitComponent[]>();
   codes.forEach((code, i) => {
     const raw = directRaws[i];
     if (raw) {
       const stored = JSON.parse(raw) as { source: string; components: KitComponent[] };
-      if (stored.source !== source) direct.set(code, stored);
+      oldDirect.set(code, stored.components);
+      // A complete read replaces all of this source's kits; a poll of changes only those it read.
+      if (stored.source !== source || !('whole' in update)) direct.set(code, stored);
     }
     const leaves = leafRaws[i];
     if (leaves) oldLeaves.set(code, leaves);
   });
-  for (const [kit, components] of mine) direct.set(kit, { source, components });
+  const written = new Map<string, readonly KitComponent[]>();
+  const dropped: string[] = [];
+  for (const [kit, components] of 'whole' in update ? update.whole : update.changes) {
+    if (components !== null) written.set(kit, components);
+    // A kit without components any more leaves the catalog, unless another source gives it.
+    else if (direct.get(kit)?.source === source) {
+      direct.delete(kit);
+      dropped.push(kit);
+    }
+  }
+  for (const [kit, components] of written) direct.set(kit, { source, components });
   const components = new Map([...direct].map(([kit, entry]) => [kit, entry.components]));
   const resolved = resolveAll(components);
   const changed = new Set<string>();
@@ -121,16 +186,18 @@ export async function writeComposition(
   for (const kit of oldLeaves.keys()) if (!resolved.has(kit)) changed.add(kit);
 
   const multi = redis.multi();
-  multi.del(key(prefix, 'src', source), key(prefix, 'refused', source));
-  multi.set(key(prefix, 'read', source), String(Date.now()));
-  if (mine.size > 0) multi.sadd(key(prefix, 'src', source), ...mine.keys());
+  if ('whole' in update) {
+    multi.del(key(prefix, 'src', source), key(prefix, 'refused', source));
+    multi.set(key(prefix, 'read', source), String(Date.now()));
+  } else {
+    // The refusals of the kits read are replaced (a kit read again without bad rows has none).
+    const read = [...update.changes.keys(), ...refusedByKit(refused).keys()];
+    if (read.length > 0) multi.hdel(key(prefix, 'refused', source), ...read);
+    if (dropped.length > 0) multi.srem(key(prefix, 'src', source), ...dropped);
+  }
+  if (written.size > 0) multi.sadd(key(prefix, 'src', source), ...written.keys());
   if (refused.length > 0) multi.hset(key(prefix, 'refused', source), Object.fromEntries(refusedByKit(refused)));
   // The reverse index of a changed kit: out of every code it contained, into every code it contains now.
-  const oldDirect = new Map<string, readonly KitComponent[]>();
-  codes.forEach((code, i) => {
-    const raw = directRaws[i];
-    if (raw) oldDirect.set(code, (JSON.parse(raw) as { components: KitComponent[] }).components);
-  });
   for (const kit of changed) {
     for (const code of descendants(kit, oldDirect)) multi.srem(key(prefix, 'in', code), kit);
     const leaves = resolved.get(kit);
@@ -143,14 +210,14 @@ export async function writeComposition(
     multi.sadd(key(prefix, 'codes'), kit);
     if (!isCycle(leaves)) for (const code of descendants(kit, components)) multi.sadd(key(prefix, 'in', code), kit);
   }
-  for (const [kit, entry] of direct) if (entry.source === source) multi.set(key(prefix, 'direct', kit), JSON.stringify(entry));
+  for (const [kit, entry] of written) multi.set(key(prefix, 'direct', kit), JSON.stringify({ source, components: entry }));
   await execOrThrow(multi);
   const cycles = cyclesOf(resolved);
-  return { kits: mine.size, changed: [...changed].sort(), cycles };
+  return { kits: written.size, changed: [...changed].sort(), cycles, removed: dropped.sort() };
 }
 
 /** Refused rows grouped by kit (the row's ref when it named none), as JSON issue lists. */
-function refusedByKit(refused: ReadonlyArray<{ kit?: string; ref: string; issues: ValidationIssue[] }>): Map<string, string> {
+function refusedByKit(refused: RefusedRows): Map<string, string> {
   const byKit = new Map<string, ValidationIssue[]>();
   for (const { kit, ref, issues } of refused) {
     const id = kit !== undefined && kit !== '' ? kit : ref;
