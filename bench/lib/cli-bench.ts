@@ -110,6 +110,7 @@ export async function cliBench(
   const cells: CliCell[] = [];
   const baselineCells: BaselineCell[] = [];
   let baselineIdle: { rssMiB: number; peakRssMiB: number; cpuMsPerS: number } | undefined;
+  let baselineWindow: OverlapWindowRow | undefined;
   const start = (name: string, role: 'all' | 'producer' | 'worker', concurrency: number, prefix: string, root = env.root) =>
     startCliDaemon({
       root,
@@ -185,6 +186,8 @@ export async function cliBench(
               `(raw ${cell.rawPerS}/s); current/baseline CPU ${ab.cpuPerItemRatio}, commands ${ab.redisCommandsPerItemRatio}`,
           );
         }
+        // The overlap row once, as for the current daemon: the re-read cost of a steady stream.
+        baselineWindow ??= await overlapWindowRow(env, writes, base, (line) => logLine(`baseline ${baseline.ref}: ${line}`));
       } finally {
         await base.stop();
       }
@@ -192,8 +195,10 @@ export async function cliBench(
   }
   const scaleOut = options.scaleOutItems > 0 ? await scaleOutRow(env, writes, options.scaleOutItems, options.warmUpItems, start, logLine) : undefined;
   await env.sim.setFaults({ latencyMs: 0 });
-  const ab = baseline ? { ref: baseline.ref, commit: baseline.commit, modules: baseline.modules, idle: baselineIdle, cells: baselineCells } : undefined;
-  const summary = [...summarize(cells, idle, windowRow, scaleOut, firstSync), ...(ab ? summarizeBaseline(cells, ab, idle) : [])];
+  const ab = baseline
+    ? { ref: baseline.ref, commit: baseline.commit, modules: baseline.modules, idle: baselineIdle, cells: baselineCells, overlapWindow: baselineWindow }
+    : undefined;
+  const summary = [...summarize(cells, idle, windowRow, scaleOut, firstSync), ...(ab ? summarizeBaseline(cells, ab, idle, windowRow) : [])];
   return { name: 'cli', summary, data: { options, cells, idle, firstSync, overlapWindow: windowRow, scaleOut, ...(ab ? { baseline: ab } : {}) } };
 }
 
@@ -229,8 +234,9 @@ async function measureCell(
 /** The A/B rows: each cell's cost beside the baseline's, and the idle RSS of both. */
 function summarizeBaseline(
   cells: readonly CliCell[],
-  ab: { ref: string; commit: string; idle: { rssMiB: number } | undefined; cells: readonly BaselineCell[] },
+  ab: { ref: string; commit: string; idle: { rssMiB: number } | undefined; cells: readonly BaselineCell[]; overlapWindow: OverlapWindowRow | undefined },
   idle: { rssMiB: number } | undefined,
+  windowRow: OverlapWindowRow | undefined,
 ): BenchResult['summary'] {
   const rows: BenchResult['summary'] = [];
   for (const b of ab.cells) {
@@ -245,6 +251,14 @@ function summarizeBaseline(
   }
   if (ab.idle && idle) {
     rows.push({ measure: `A/B against ${ab.ref}: idle storesync run RSS`, value: `current ${idle.rssMiB} MiB`, baseline: `${ab.ref} ${ab.idle.rssMiB} MiB`, verdict: 'reported' });
+  }
+  if (ab.overlapWindow && windowRow) {
+    rows.push({
+      measure: `A/B against ${ab.ref}: CPU per row re-read in the overlap window (${windowRow.rows} rows, nothing new)`,
+      value: `current ${windowRow.usPerRowRead} µs (${windowRow.cpuMsPerS} ms per second, ${windowRow.emptyCpuMsPerS} emptied)`,
+      baseline: `${ab.ref} ${ab.overlapWindow.usPerRowRead} µs (${ab.overlapWindow.cpuMsPerS} ms per second, ${ab.overlapWindow.emptyCpuMsPerS} emptied)`,
+      verdict: `current/baseline ${round(windowRow.usPerRowRead / ab.overlapWindow.usPerRowRead, 3)}`,
+    });
   }
   return rows;
 }
