@@ -340,7 +340,9 @@ function summarize(
 ): BenchResult['summary'] {
   const goal = (c: CliCell): string => {
     if (c.latencyMs === 20) return c.ratio >= 0.95 ? 'goal ≥ 0.95 met' : `goal ≥ 0.95 missed by ${round(0.95 - c.ratio, 3)}`;
-    if (c.latencyMs === 5) return c.ratio >= 0.5 ? 'goal ≥ 0.5 met' : `goal ≥ 0.5 missed by ${round(0.5 - c.ratio, 3)}`;
+    // Issue 27: 5 ms ≥ 0.9 and 0 ms ≥ 0.6 at concurrency 16; the other cells keep issue 11's 0.5 (5 ms) and its aim (0 ms).
+    const floor = c.concurrency === 16 ? (c.latencyMs === 5 ? 0.9 : 0.6) : 0.5;
+    if (c.latencyMs === 5 || c.concurrency === 16) return c.ratio >= floor ? `goal ≥ ${floor} met` : `goal ≥ ${floor} missed by ${round(floor - c.ratio, 3)}`;
     return 'reported (aim ≥ 0.5)';
   };
   const summary: BenchResult['summary'] = cells.map((c) => ({
@@ -351,11 +353,11 @@ function summarize(
   }));
   for (const c of cells) {
     const cpu = c.daemonCpuMsPerItem <= 0.5 ? 'met' : `missed (${round(c.daemonCpuMsPerItem / 0.5, 1)}×)`;
-    const redis = c.redisCommandsPerItem <= 20 ? 'met' : `missed (${round(c.redisCommandsPerItem / 20, 1)}×)`;
+    const redis = c.redisCommandsPerItem <= 8 ? 'met' : `missed (${round(c.redisCommandsPerItem / 8, 1)}×)`;
     summary.push({
       measure: `cost per synced item, latency ${c.latencyMs} ms, concurrency ${c.concurrency}`,
       value: `${c.daemonCpuMsPerItem} ms daemon CPU, ${c.redisCommandsPerItem} Redis commands, ${c.redisCpuMsPerItem} ms Redis CPU; ratio to the raw loop ${c.ratio}`,
-      baseline: 'goal ≤ 0.5 ms CPU, ≤ 20 commands',
+      baseline: 'goal ≤ 0.5 ms CPU (issue 11; issue 27: ≤ 0.4 × ce815e1, the A/B rows), ≤ 8 commands (issue 27)',
       verdict: `CPU ${cpu}, commands ${redis}`,
     });
   }
