@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only cli,memory,throughput,reconcile,coalescing,latency,stockout,reconcile-large,diff,targets,kits] [-- --latencies 20,0 --concurrencies 16 --items 3000] [-- --profile DIR] [-- --node-args="FLAGS"]`: the benchmarks,
+ * `npm run bench [-- --quick] [-- --baseline COMMIT] [-- --only cli,memory,throughput,reconcile,coalescing,latency,stockout,reconcile-large,diff,targets,kits] [-- --latencies 20,0 --concurrencies 16 --items 3000] [-- --profile DIR] [-- --node-args="FLAGS"]`: the benchmarks,
  * against the simulator on loopback, with a redis-server and a PostgreSQL cluster of their own. Each
  * figure is stored beside a baseline measured in the same run (the machine is shared and noisy), in
  * bench/results/<name>.json, and a full run rewrites the table in bench/README.md.
@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
+import { buildBaseline } from './lib/baseline-build.js';
 import { Cleanup } from './lib/cleanup.js';
 import { cliBench } from './lib/cli-bench.js';
 import { cliMemoryBench } from './lib/cli-memory.js';
@@ -38,6 +39,8 @@ const { values } = parseArgs({
     concurrencies: { type: 'string' },
     // Items of every cli cell (instead of sizing each cell to a few seconds of the raw loop).
     items: { type: 'string' },
+    // A/B of the cli cells against a build of this commit (built in a temporary git worktree, removed after).
+    baseline: { type: 'string' },
   },
 });
 const quick = values.quick ?? false;
@@ -52,7 +55,7 @@ if (unknown.length > 0) {
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const benchDir = join(root, 'bench');
 const resultsDir = join(benchDir, 'results');
-const command = `npm run bench --${quick ? ' --quick' : ''}${values.only ? ` --only ${values.only}` : ''}${values['node-args'] ? ` --node-args="${values['node-args']}"` : ''}`.replace(/ --$/, '');
+const command = `npm run bench --${quick ? ' --quick' : ''}${values.only ? ` --only ${values.only}` : ''}${values['node-args'] ? ` --node-args="${values['node-args']}"` : ''}${values.baseline ? ` --baseline ${values.baseline}` : ''}`.replace(/ --$/, '');
 const log = (line: string): void => {
   process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 };
@@ -73,6 +76,7 @@ try {
   const storeItems = only.includes('reconcile') ? (quick ? 10_000 : 100_000) : 20_000;
   const nodeArgs = values['node-args']?.split(/\s+/).filter((arg) => arg !== '') ?? [];
   const env = await startEnvironment(root, storeItems, cleanup, log, values.profile, nodeArgs);
+  const baseline = values.baseline && only.includes('cli') ? await buildBaseline(root, values.baseline, cleanup, log) : undefined;
   const info = runInfo(command, quick);
   const record = (result: Omit<BenchResult, 'run'>): void => {
     const file = writeResult(resultsDir, { ...result, run: info });
@@ -94,6 +98,7 @@ try {
           ...(values.items ? { minItems: Number(values.items), maxItems: Number(values.items) } : {}),
         },
         log,
+        baseline,
       ),
     );
   }

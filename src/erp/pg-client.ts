@@ -6,7 +6,7 @@ import pg from 'pg';
 
 import { toPositional } from './named-params.js';
 import { sqlError } from './sql-errors.js';
-import type { DriverSettings, SqlClient } from './sql-types.js';
+import type { DeferredRows, DriverSettings, SqlClient } from './sql-types.js';
 import { naiveToDate, offsetTextToDate, zonedText } from './zoned-time.js';
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -15,6 +15,8 @@ type Queryable = pg.Pool | pg.PoolClient;
 const DATE_OID = 1082;
 const TIMESTAMP_OID = 1114;
 const TIMESTAMPTZ_OID = 1184;
+
+const TIME_OIDS: ReadonlySet<number> = new Set([DATE_OID, TIMESTAMP_OID, TIMESTAMPTZ_OID]);
 
 /** A value of one of those types as a Date (undefined: leave it to pg). */
 function parseTime(oid: number, text: string, zone: string): Date | undefined {
@@ -35,6 +37,29 @@ function typeParsers(zone: string): pg.CustomTypesConfig {
   return { getTypeParser };
 }
 
+/** `parsers` except dates and timestamps, which stay text (parsed later by `parsers`: `queryDeferred`). */
+function deferredParsers(parsers: pg.CustomTypesConfig): pg.CustomTypesConfig {
+  const getTypeParser = ((oid: number, format?: 'text' | 'binary') =>
+    format !== 'binary' && TIME_OIDS.has(oid) ? (text: string) => text : parsers.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'];
+  return { getTypeParser };
+}
+
+/** Parses the deferred columns of `fields` in a row, as `parsers` would have. */
+function reviver(fields: readonly pg.FieldDef[], parsers: pg.CustomTypesConfig): DeferredRows['revive'] {
+  const columns = fields
+    .filter((field) => TIME_OIDS.has(field.dataTypeID) && field.format !== 'binary')
+    .map((field) => ({ name: field.name, parse: parsers.getTypeParser(field.dataTypeID, 'text') as (text: string) => unknown }));
+  if (columns.length === 0) return (row) => row as Record<string, unknown>;
+  return (row) => {
+    const out: Record<string, unknown> = { ...row };
+    for (const { name, parse } of columns) {
+      const text = out[name];
+      if (typeof text === 'string') out[name] = parse(text);
+    }
+    return out;
+  };
+}
+
 /** A parameter as pg should get it: a Date as text in the zone with its offset (see zoned-time.ts). */
 function bindable(value: unknown, zone: string): unknown {
   return value instanceof Date && !Number.isNaN(value.getTime()) ? zonedText(value, zone) : value;
@@ -42,11 +67,13 @@ function bindable(value: unknown, zone: string): unknown {
 
 /** Opens a pg pool behind the `SqlClient` interface. */
 export function openPostgres(url: string, settings: DriverSettings): SqlClient {
+  const parsers = typeParsers(settings.timeZone);
+  const deferred = deferredParsers(parsers);
   const pool = new pg.Pool({
     connectionString: url,
     max: settings.max,
     connectionTimeoutMillis: settings.connectTimeoutMs,
-    types: typeParsers(settings.timeZone),
+    types: parsers,
   });
   // An idle connection that dies emits here; without a listener the process would crash. The next
   // query reports the problem.
@@ -54,18 +81,24 @@ export function openPostgres(url: string, settings: DriverSettings): SqlClient {
   let closed = false;
   const fail = (what: string, error: unknown) => sqlError(settings.name, url, what, error);
 
-  async function run<T>(on: Queryable, sql: string, params: Record<string, unknown> = {}): Promise<T[]> {
+  /** The result of one statement (of a script: its last), with `types` instead of the pool's when given. */
+  async function execute(on: Queryable, sql: string, params: Record<string, unknown>, types?: pg.CustomTypesConfig): Promise<pg.QueryResult | undefined> {
     let result: pg.QueryResult;
     try {
       const { text, values } = toPositional(sql, params, 'postgres');
+      const bound = values.map((value) => bindable(value, settings.timeZone));
       // No values: the simple protocol, which also accepts several statements (schema scripts).
-      result = values.length === 0 ? await on.query(text) : await on.query(text, values.map((value) => bindable(value, settings.timeZone)));
+      if (types !== undefined) result = await on.query({ text, ...(bound.length === 0 ? {} : { values: bound }), types });
+      else result = values.length === 0 ? await on.query(text) : await on.query(text, bound);
     } catch (error) {
       throw fail('query failed', error);
     }
     // A multi-statement script yields one result per statement; its rows are those of the last.
-    const last = Array.isArray(result) ? (result.at(-1) as pg.QueryResult | undefined) : result;
-    return (last?.rows ?? []) as T[];
+    return Array.isArray(result) ? (result.at(-1) as pg.QueryResult | undefined) : result;
+  }
+
+  async function run<T>(on: Queryable, sql: string, params: Record<string, unknown> = {}): Promise<T[]> {
+    return ((await execute(on, sql, params))?.rows ?? []) as T[];
   }
 
   /** Checked-out clients emit their connection errors on themselves, not on the pool. */
@@ -108,6 +141,10 @@ export function openPostgres(url: string, settings: DriverSettings): SqlClient {
     return {
       dialect: 'postgres',
       query: (sql, params) => run(on, sql, params),
+      async queryDeferred(sql, params = {}) {
+        const result = await execute(on, sql, params, deferred);
+        return { rows: (result?.rows ?? []) as Record<string, unknown>[], revive: reviver(result?.fields ?? [], parsers) };
+      },
       async transaction(fn) {
         // Nested calls join the outer transaction: pg has no nested transactions and savepoints are not needed here.
         if (inTransaction) return fn(this);

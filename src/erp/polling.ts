@@ -33,6 +33,7 @@ import { compareCursors, maxCursor, pollStart, toCursor } from './cursor.js';
 import { type FieldCatalog, normalizeRecord, PAGE_KEY_COLUMN, rawKeyOf, type StockRounding } from './fields.js';
 import { epochMicros } from './precise-date.js';
 import { ignoredColumnLogger, type SourceDeps } from './source-deps.js';
+import type { DeferredRows } from './sql-types.js';
 import type { ChangeBatch, Cursor, KnownRows, ReadOptions, RejectedRecord, SourceRecord } from './types.js';
 
 /** How far a poll may raise its limit to get past a group of rows sharing one cursor (sources without a tiebreak). */
@@ -49,8 +50,21 @@ export interface ReadPage {
   continues: boolean;
 }
 
-/** Reads raw rows after `start` (null: from the beginning; see `ReadPage`), ordered by cursor then key, at most `limit`. */
-export type RowReader = (start: Date | number | string | null, limit: number, page: ReadPage) => Promise<Record<string, unknown>[]>;
+/**
+ * Reads raw rows after `start` (null: from the beginning; see `ReadPage`), ordered by cursor then key, at
+ * most `limit`; or the rows with their date and timestamp columns still text, and how to parse a row's
+ * (`SqlClient.queryDeferred`): a re-read row the poll already delivered is then recognised by its text and
+ * never parsed.
+ */
+export type RowReader = (start: Date | number | string | null, limit: number, page: ReadPage) => Promise<Record<string, unknown>[] | DeferredRows>;
+
+/** Rows as read, and how to parse one (the identity when the reader parsed them already). */
+interface ReadRows {
+  rows: readonly Record<string, unknown>[];
+  revive?: DeferredRows['revive'];
+}
+
+const asReadRows = (read: Record<string, unknown>[] | DeferredRows): ReadRows => (Array.isArray(read) ? { rows: read } : read);
 
 /** What a poll needs to know about its source. */
 export interface PollSettings {
@@ -174,11 +188,16 @@ function pageKeyOf(row: Readonly<Record<string, unknown>>, settings: PollSetting
 }
 
 /** The raw key of the last row that has one, and its cursor (a keyless row cannot be paged after). */
-function lastKeyed(rows: readonly Record<string, unknown>[], cursors: readonly Cursor[], settings: PollSettings): { cursor: Cursor; key: string | number } | undefined {
+function lastKeyed(
+  rows: readonly Record<string, unknown>[],
+  cursors: readonly Cursor[],
+  settings: PollSettings,
+  parsed: (row: Readonly<Record<string, unknown>>) => Readonly<Record<string, unknown>>,
+): { cursor: Cursor; key: string | number } | undefined {
   const keyField = Object.entries(settings.catalog).find(([, spec]) => spec.required)?.[0];
   if (keyField === undefined) return undefined;
   for (let index = rows.length - 1; index >= 0; index -= 1) {
-    const key = pageKeyOf(rows[index] as Record<string, unknown>, settings);
+    const key = pageKeyOf(parsed(rows[index] as Record<string, unknown>), settings);
     if (key !== undefined) return { cursor: cursors[index] ?? null, key };
   }
   return undefined;
@@ -204,9 +223,17 @@ function tiebreakAdvice(rows: readonly Record<string, unknown>[], settings: Poll
 
 /**
  * Normalises raw rows; with `requireCursor`, a row without a cursor is a configuration error. A row
- * `known` recognises is left out (its cursor still counts); the others carry their `rowKey`.
+ * `known` recognises is left out (its cursor still counts); the others carry their `rowKey`. With
+ * `revive`, the rows' dates are still text: the key is taken from that text, and only a row `known` does
+ * not recognise is parsed (`revive`) and normalised.
  */
-export function toBatchParts(rows: readonly Record<string, unknown>[], settings: PollSettings, requireCursor: boolean, known?: KnownRows): BatchParts {
+export function toBatchParts(
+  rows: readonly Record<string, unknown>[],
+  settings: PollSettings,
+  requireCursor: boolean,
+  known?: KnownRows,
+  revive?: DeferredRows['revive'],
+): BatchParts {
   const records: SourceRecord[] = [];
   const rejected: RejectedRecord[] = [];
   const cursors: Cursor[] = [];
@@ -221,7 +248,7 @@ export function toBatchParts(rows: readonly Record<string, unknown>[], settings:
       return;
     }
     const provisional = `${settings.source} ${settings.rowNoun} ${index + 1} of the batch`;
-    const result = normalizeRecord(raw, settings.catalog, {
+    const result = normalizeRecord(revive ? revive(raw) : raw, settings.catalog, {
       mapping: settings.mapping,
       ref: provisional,
       onIgnored: settings.onIgnored,
@@ -260,18 +287,20 @@ export async function pollChanges(
   const cap = Math.max(limit, options.tieLimit ?? limit) * TIE_LIMIT_FACTOR;
   let current = limit;
   for (;;) {
-    const rows = await read(start, current, { afterKey, continues });
+    const { rows, revive } = asReadRows(await read(start, current, { afterKey, continues }));
     if (cursor === null && rows.length === 0) settings.onEmptyFirstPoll();
-    const { records, rejected, cursors, known } = toBatchParts(rows, settings, true, options.known);
+    const { records, rejected, cursors, known } = toBatchParts(rows, settings, true, options.known, revive);
+    // The paging and the tie advice read the rows' keys as parsed, as without deferred dates.
+    const parsed = (row: Readonly<Record<string, unknown>>) => (revive ? revive(row) : row);
     const seenMax = cursors.reduce<Cursor>((max, c) => maxCursor(max, c), null);
     const seenMin = cursors.reduce<Cursor>((min, c) => (min === null || compareCursors(c, min) < 0 ? c : min), null);
     const batch: ChangeBatch = { records, rejected, nextCursor: maxCursor(cursor, seenMax), resumeFrom: seenMax ?? cursor, ...(known > 0 ? { known } : {}) };
     // Paged by key: the next read continues after the last keyed row, whatever cursor the rows share.
-    const keyed = settings.pagesByKey && rows.length > 0 ? lastKeyed(rows, cursors, settings) : undefined;
+    const keyed = settings.pagesByKey && rows.length > 0 ? lastKeyed(rows, cursors, settings, parsed) : undefined;
     if (keyed) return { ...batch, resumeFrom: keyed.cursor, resumeKey: keyed.key };
     const stalled = rows.length >= current && compareCursors(seenMin, seenMax) === 0;
     if (!stalled) return batch;
-    const advice = tiebreakAdvice(rows, settings);
+    const advice = tiebreakAdvice(rows.map(parsed), settings);
     if (current >= cap) {
       throw new ErpError(
         settings.source,

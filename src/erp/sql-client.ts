@@ -42,6 +42,11 @@ function onFirstUse(dialect: Dialect, url: string, settings: DriverSettings, ope
   return {
     dialect,
     query: async (sql, params) => (await pool()).query(sql, params),
+    async queryDeferred(sql, params) {
+      const client = await pool();
+      // A driver that parses its dates itself (mysql2): the rows as read, nothing left to parse.
+      return client.queryDeferred ? client.queryDeferred(sql, params) : { rows: await client.query(sql, params), revive: (row) => row };
+    },
     transaction: async (fn) => (await pool()).transaction(fn),
     async *stream(sql, params, chunkSize) {
       yield* (await pool()).stream(sql, params, chunkSize);

@@ -91,7 +91,11 @@ export function createSqlSource(config: SqlSourceConfig, deps: SourceDeps): Chan
         cursor ?? initialCursor,
         limit,
         settings,
-        (start, rows, page) => sql.query(changes, { cursor: widened(start, page), limit: rows, afterKey: page.afterKey }),
+        (start, rows, page) => {
+          const params = { cursor: widened(start, page), limit: rows, afterKey: page.afterKey };
+          // With rows to recognise, their dates stay text until a row is new (polling.ts, `KnownRows`).
+          return options?.known && sql.queryDeferred ? sql.queryDeferred(changes, params) : sql.query(changes, params);
+        },
         options,
       );
     },

@@ -11,6 +11,12 @@ export interface SqlClient {
   readonly dialect: Dialect;
   /** Runs one statement with named parameters; statements without rows resolve to []. */
   query<T = Record<string, unknown>>(sql: string, params?: Record<string, unknown>): Promise<T[]>;
+  /**
+   * `query` with the date and timestamp columns left as the database's text until `revive` parses a row's
+   * (as `query` would have): a poll recognises a re-read row by its raw text before paying for that
+   * (polling.ts, `KnownRows`). Optional: a driver without it is read with `query`.
+   */
+  queryDeferred?(sql: string, params?: Record<string, unknown>): Promise<DeferredRows>;
   /** Runs `fn` in a transaction on one connection: committed if it resolves, rolled back if it throws. */
   transaction<R>(fn: (tx: SqlClient) => Promise<R>): Promise<R>;
   /**
@@ -20,6 +26,13 @@ export interface SqlClient {
   stream<T = Record<string, unknown>>(sql: string, params: Record<string, unknown>, chunkSize: number): AsyncIterable<T[]>;
   /** Closes the pool. */
   close(): Promise<void>;
+}
+
+/** Rows whose date and timestamp columns are still text, and how to parse one row's. */
+export interface DeferredRows {
+  rows: Record<string, unknown>[];
+  /** The row with those columns parsed (a new object when it has any; the row itself otherwise). */
+  revive(row: Readonly<Record<string, unknown>>): Record<string, unknown>;
 }
 
 /** Options of `openSql`. */

@@ -27,7 +27,12 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../log.js';
 import { stateKey } from '../queue/connection.js';
 
-/** The marker key and the run id of its server, in one round trip (a write first, then INFO: allowed in a script). */
+/**
+ * The identity in one round trip (a write first, then INFO: allowed in a script), already joined as
+ * `<run id>/<epoch>`: one short bulk reply. INFO is parsed by the script, on the server; the daemon
+ * sends the script's SHA (EVALSHA through `defineCommand`; its text only when the server lacks it, as
+ * after a restart) and reads one string.
+ */
 const IDENTITY = `
 local epoch = redis.call('GET', KEYS[1])
 if not epoch then
@@ -35,7 +40,7 @@ if not epoch then
   epoch = ARGV[1]
 end
 local info = redis.call('INFO', 'server')
-return {epoch, string.match(info, 'run_id:(%x+)') or ''}
+return (string.match(info, 'run_id:(%x+)') or '') .. '/' .. epoch
 `;
 
 /** The key of the epoch marker under `prefix`. */
@@ -43,10 +48,23 @@ export function epochKey(prefix: string): string {
   return stateKey(prefix, 'epoch');
 }
 
+/** A connection with the identity script defined on it. */
+type WithIdentity = Redis & { storesyncIdentity(key: string, fresh: string): Promise<string> };
+
+/** Connections the script is defined on (once each). */
+const defined = new WeakSet<Redis>();
+
+function withIdentity(redis: Redis): WithIdentity {
+  if (!defined.has(redis)) {
+    redis.defineCommand('storesyncIdentity', { numberOfKeys: 1, lua: IDENTITY });
+    defined.add(redis);
+  }
+  return redis as WithIdentity;
+}
+
 /** Who Redis is now: `<run id>/<epoch>`; writes the epoch marker when it is missing. */
 export async function redisIdentity(redis: Redis, prefix: string): Promise<string> {
-  const [epoch, runId] = (await redis.eval(IDENTITY, 1, epochKey(prefix), randomBytes(12).toString('hex'))) as [string, string];
-  return `${runId}/${epoch}`;
+  return withIdentity(redis).storesyncIdentity(epochKey(prefix), randomBytes(12).toString('hex'));
 }
 
 /** What a reset tells: the identity the memory was learned under and the one Redis has now. */

@@ -118,6 +118,25 @@ describe('toBatchParts with known rows', () => {
     expect(parts.cursors).toEqual(['2025-01-01T00:00:01.000Z', '2025-01-01T00:00:02.000Z', '2025-01-01T00:00:03.000Z']);
   });
 
+  it('with dates still text (revive), recognises a known row by its text and parses only the new rows', () => {
+    const text = [
+      { code: 'A', stock: 1, cursor: '2025-01-01 00:00:01+00' },
+      { code: 'B', stock: 2, cursor: '2025-01-01 00:00:02.5+00' },
+    ];
+    const revived: string[] = [];
+    // pg's text placed by hand: what the driver's parser makes of these two.
+    const parse = (raw: Readonly<Record<string, unknown>>) => {
+      revived.push(raw.code as string);
+      return { ...raw, cursor: new Date(String(raw.cursor).replace(' ', 'T').replace('+00', 'Z')) };
+    };
+    const known = new Map<string, Cursor>([[rowKey(text[0]!)!, '2025-01-01T00:00:01.000Z']]);
+    const parts = toBatchParts(text, settings, true, { cursorOf: (key) => known.get(key) }, parse);
+    expect(revived).toEqual(['B']);
+    expect(parts.known).toBe(1);
+    expect(parts.records).toEqual([{ ref: 'erp row cursor=2025-01-01T00:00:02.500Z Code=B', cursor: '2025-01-01T00:00:02.500Z', fields: { Code: 'B', Stock: 2 }, rowKey: rowKey(text[1]!) }]);
+    expect(parts.cursors).toEqual(['2025-01-01T00:00:01.000Z', '2025-01-01T00:00:02.500Z']);
+  });
+
   it('gives no row key without known rows (a snapshot, a source read by hand)', () => {
     const parts = toBatchParts(rows, settings, true);
     expect(parts.records.every((r) => r.rowKey === undefined)).toBe(true);

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { epochMicros } from '../../src/erp/precise-date.js';
 import { openSql, type SqlClient } from '../../src/erp/sql-client.js';
 import { ErpError } from '../../src/errors.js';
 import { redactText } from '../../src/secrets.js';
-import { mariaScratch, pgScratch } from './databases.js';
+import { mariaScratch, PG_URL, pgScratch } from './databases.js';
 
 describe('openSql on PostgreSQL', () => {
   let scratch: Awaited<ReturnType<typeof pgScratch>>;
@@ -61,6 +62,51 @@ describe('openSql on PostgreSQL', () => {
     // With one connection in the pool, this query only runs if the stream gave it back.
     expect(await small.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
     await small.close();
+  });
+
+  it('queryDeferred leaves dates and timestamps as text until revive parses a row, as query reads it', async () => {
+    // A zone of its own: naive timestamps and dates are that zone's wall clock (zoned-time.ts).
+    const zoned = openSql(PG_URL, { timeZone: 'America/New_York', max: 1 });
+    try {
+      const sql = `SELECT 'A' AS code, 5 AS n, TIMESTAMP '2024-07-01 12:00:00.123456' AS naive,
+        TIMESTAMPTZ '2024-07-01 12:00:00.654321+02' AS tz, DATE '2024-07-02' AS day, NULL::timestamp AS none,
+        'infinity'::timestamptz AS inf, :at::timestamptz AS bound`;
+      const params = { at: new Date(Date.UTC(2024, 0, 2, 3, 4, 5, 6)) };
+      const deferred = await zoned.queryDeferred!(sql, params);
+      const [raw] = deferred.rows;
+      // Text as PostgreSQL writes it (the session's zone is UTC, pg's default here).
+      expect(raw).toEqual({
+        code: 'A',
+        n: 5,
+        naive: '2024-07-01 12:00:00.123456',
+        tz: expect.stringMatching(/^2024-07-01 10:00:00\.654321\+00(:00)?$/) as unknown,
+        day: '2024-07-02',
+        none: null,
+        inf: 'infinity',
+        bound: expect.stringMatching(/^2024-01-02 03:04:05\.006\+00(:00)?$/) as unknown,
+      });
+      const revived = deferred.revive(raw!);
+      // New York is UTC-4 in July: 12:00 there is 16:00 UTC; a day starts at its midnight there.
+      expect(epochMicros(revived.naive as Date)).toBe(Date.UTC(2024, 6, 1, 16, 0, 0, 123) * 1000 + 456);
+      expect(epochMicros(revived.tz as Date)).toBe(Date.UTC(2024, 6, 1, 10, 0, 0, 654) * 1000 + 321);
+      expect((revived.day as Date).getTime()).toBe(Date.UTC(2024, 6, 2, 4));
+      expect(revived.none).toBeNull();
+      // `infinity` is left to pg's own parser, as query does (compared below).
+      expect(revived.inf).not.toBe('infinity');
+      expect((revived.bound as Date).getTime()).toBe(params.at.getTime());
+      // Exactly what query returns, column order included; the text row itself is left as it was.
+      const [parsed] = await zoned.query(sql, params);
+      expect(Object.keys(revived)).toEqual(Object.keys(parsed!));
+      expect(Object.fromEntries(Object.entries(revived).map(([k, v]) => [k, v instanceof Date ? epochMicros(v) : v]))).toEqual(
+        Object.fromEntries(Object.entries(parsed!).map(([k, v]) => [k, v instanceof Date ? epochMicros(v) : v])),
+      );
+      expect(raw!.naive).toBe('2024-07-01 12:00:00.123456');
+      // A result without such columns revives to the row itself.
+      const plain = await zoned.queryDeferred!(`SELECT 1 AS one`);
+      expect(plain.revive(plain.rows[0]!)).toBe(plain.rows[0]);
+    } finally {
+      await zoned.close();
+    }
   });
 
   it('reports a statement error as a permanent ErpError', async () => {

@@ -28,6 +28,42 @@ describe('redisIdentity', () => {
   });
 });
 
+describe('redisIdentity on a server of its own', () => {
+  it('sends the script by its SHA after the first call (EVALSHA), and again in full to a restarted server that lost it', async () => {
+    const server = await startRedisServer({ aof: true });
+    const redis = createRedis(server.url);
+    redis.on('error', () => undefined);
+    /** Calls of `eval` and `evalsha` so far, from INFO commandstats (`cmdstat_eval:calls=3,...`). */
+    const calls = async (): Promise<{ eval: number; evalsha: number }> => {
+      const info = await redis.info('commandstats');
+      const count = (name: string) => Number([...info.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)].find((m) => m[1] === name)?.[2] ?? 0);
+      return { eval: count('eval'), evalsha: count('evalsha') };
+    };
+    try {
+      const runId = /run_id:([0-9a-f]+)/.exec(await redis.info('server'))?.[1];
+      const first = await redisIdentity(redis, prefix);
+      expect(first).toBe(`${runId}/${await redis.get(epochKey(prefix))}`);
+      const before = await calls();
+      for (let i = 0; i < 5; i += 1) expect(await redisIdentity(redis, prefix)).toBe(first);
+      const after = await calls();
+      expect(after.evalsha - before.evalsha).toBe(5);
+      expect(after.eval - before.eval).toBe(0);
+
+      await server.kill();
+      await server.start();
+      // The new server has no script cache: NOSCRIPT, then the text once; the marker came back from the AOF.
+      const restarted = await redisIdentity(redis, prefix);
+      expect(restarted.split('/')[1]).toBe(first.split('/')[1]);
+      expect(restarted.split('/')[0]).not.toBe(first.split('/')[0]);
+      expect(restarted.split('/')[0]).toBe(/run_id:([0-9a-f]+)/.exec(await redis.info('server'))?.[1]);
+      expect((await calls()).eval).toBe(1);
+    } finally {
+      redis.disconnect();
+      await server.destroy();
+    }
+  });
+});
+
 describe('RedisBoundMemory', () => {
   it('keeps its memory while Redis stays the same, drops it after a restart of the server (new run id) even when the marker survived', async () => {
     const server = await startRedisServer({ aof: true });

@@ -30,7 +30,7 @@ let httpRecords: Array<Record<string, unknown>> = [];
 let csvDir: string;
 const flows: InventoryFlow[] = [];
 
-const items = ['SQL-1', 'SQL-2', 'SQL-3', 'CUR-1', 'CUR-2', 'OVL-1', 'OVL-2', 'BAD-1', 'BAD-2', 'CSV-1', 'CSV-2', 'HTTP-1', 'HTTP-2', 'TWO-1', 'TWO-2'].map((Code) => ({
+const items = ['SQL-1', 'SQL-2', 'SQL-3', 'CUR-1', 'CUR-2', 'OVL-1', 'OVL-2', 'OVL-3', 'BAD-1', 'BAD-2', 'CSV-1', 'CSV-2', 'HTTP-1', 'HTTP-2', 'TWO-1', 'TWO-2'].map((Code) => ({
   Code,
   Stock: 1,
   Price: 100,
@@ -222,6 +222,18 @@ describe('inventory producer', () => {
     expect(report).toMatchObject({ read: 2, known: 1, queued: 1, cursor: '2025-03-01T00:01:00.000Z' });
     expect(writesOf(h.sim, 'OVL-1')).toHaveLength(1);
     expect(writesOf(h.sim, 'OVL-2')).toHaveLength(1);
+    // The rows' timestamps are recognised as pg's text: a row changed again (committed late, 15 s after its
+    // last version and before the cursor) and a row one microsecond after the cursor are new rows.
+    await db.query(`UPDATE ${schema}.overlap SET stock = 7, modified = '2025-03-01T00:00:45Z' WHERE code = 'OVL-2'`);
+    await db.query(`INSERT INTO ${schema}.overlap VALUES ('OVL-3', 8, 8, '2025-03-01T00:01:00.000001Z')`);
+    done = jobsDone(flow, ['OVL-2', 'OVL-3']);
+    const third = await flow.poll('pg-overlap');
+    await done;
+    expect(third).toMatchObject({ read: 3, known: 1, queued: 2, cursor: '2025-03-01T00:01:00.000001Z' });
+    expect(writesOf(h.sim, 'OVL-2').map((w) => w.fields.Stock)).toEqual([6, 7]);
+    expect(writesOf(h.sim, 'OVL-3').map((w) => w.fields.Stock)).toEqual([8]);
+    // Nothing new: all three are known, nothing queued, the cursor stays.
+    expect(await flow.poll('pg-overlap')).toMatchObject({ read: 3, known: 3, queued: 0, cursor: '2025-03-01T00:01:00.000001Z' });
   });
 
   it('refuses a row that breaks a store rule: never queued, kept as a failed reject job with its reason, counted', async () => {
