@@ -39,7 +39,7 @@ export interface DiffOptions {
 }
 
 /** SKUs merged and queued per round. */
-const QUEUE_CHUNK = 5000;
+const QUEUE_CHUNK = 1000;
 
 /** Rows compared per round trip to Redis (a source's chunk is split in these). */
 const COMPARE_CHUNK = 1000;
