@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --baseline COMMIT] [-- --only cli,memory,throughput,reconcile,coalescing,latency,stockout,reconcile-large,diff,targets,kits] [-- --latencies 20,0 --concurrencies 16 --items 3000] [-- --profile DIR] [-- --node-args="FLAGS"]`: the benchmarks,
+ * `npm run bench [-- --quick] [-- --baseline COMMIT] [-- --only cli,memory,throughput,reconcile,coalescing,latency,stockout,reconcile-large,diff,targets,kits,scale] [-- --latencies 20,0 --concurrencies 16 --items 3000] [-- --profile DIR] [-- --node-args="FLAGS"]`: the benchmarks,
  * against the simulator on loopback, with a redis-server and a PostgreSQL cluster of their own. Each
  * figure is stored beside a baseline measured in the same run (the machine is shared and noisy), in
  * bench/results/<name>.json, and a full run rewrites the table in bench/README.md.
@@ -19,11 +19,12 @@ import { kitsBench } from './lib/kits-bench.js';
 import { latencyBench } from './lib/latency.js';
 import { largeReconcileBench, reconcileBench } from './lib/reconcile-bench.js';
 import { type BenchResult, runInfo, updateReadme, writeResult } from './lib/results.js';
+import { scaleBench } from './lib/scale-bench.js';
 import { stockoutBench } from './lib/stockout.js';
 import { targetsBench } from './lib/targets-bench.js';
 import { throughputBench } from './lib/throughput.js';
 
-const BENCHES = ['cli', 'memory', 'throughput', 'reconcile', 'coalescing', 'latency', 'stockout', 'reconcile-large', 'diff', 'targets', 'kits'] as const;
+const BENCHES = ['cli', 'memory', 'throughput', 'reconcile', 'coalescing', 'latency', 'stockout', 'reconcile-large', 'diff', 'targets', 'kits', 'scale'] as const;
 type BenchName = (typeof BENCHES)[number];
 
 const { values } = parseArgs({
@@ -120,6 +121,7 @@ try {
   if (only.includes('stockout')) record(await stockoutBench(env, quick ? { backlog: 2000, stockouts: 10, idleStockouts: 5 } : { backlog: 10_000, stockouts: 40, idleStockouts: 20 }, log));
   if (only.includes('reconcile-large')) record(await largeReconcileBench(env, { skus: quick ? 200_000 : 1_000_000, differentShare: 0.001 }, log));
   if (only.includes('diff')) record(await diffBench(env, { skus: quick ? 10_000 : 100_000, changedShare: 0.01 }, log));
+  if (only.includes('scale')) record(await scaleBench(env, { skus: quick ? 100_000 : 1_000_000, changedShare: 0.01, driftShare: 0.001, idleS: quick ? 5 : 20 }, log));
   if (only.includes('targets')) {
     // The cli benchmark's main cell (20 ms, concurrency 16: 2,319 items there); 9 targets per Code.
     const size = quick ? { codes: 100, warmUpWrites: 1000, rounds: 1 } : { codes: 300, warmUpWrites: 3000, rounds: 2 };

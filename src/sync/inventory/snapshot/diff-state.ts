@@ -49,6 +49,32 @@ if oldest then redis.call('SET', KEYS[2], string.format('%.0f', oldest)) end
 return n
 `;
 
+/**
+ * A diff's staging keys (`inv:diff-{kind}:{source}`), alive only while one diff of the source runs, so
+ * that the daemon holds one chunk of the catalogue, never all of it:
+ * - `next`  target key → fingerprint of every row read (and of the absent SKUs whose fingerprint stays):
+ *           it becomes `inv:fp:{source}` in one step when the diff ends (`commitFingerprints`);
+ * - `rows`  target key → JSON `[Code, cursor, values]` of the changed rows, queued once the read is complete;
+ * - `kept`  Codes of refused rows (kept as they were);
+ * - `gone`  target key → previous fingerprint of the SKUs absent from the snapshot (vanished or held);
+ * - `held`  the next held set, built page by page and renamed over `inv:held:{source}`;
+ * - `old`   the previous fingerprints between their replacement and their (lazy) deletion.
+ */
+export type StagingKind = 'diff-next' | 'diff-rows' | 'diff-kept' | 'diff-gone' | 'diff-held' | 'diff-old';
+
+const STAGING: readonly StagingKind[] = ['diff-next', 'diff-rows', 'diff-kept', 'diff-gone', 'diff-held', 'diff-old'];
+
+/**
+ * Replaces KEYS[1] (the fingerprints) by KEYS[2] (the staged ones; none: no fingerprint is left), in one
+ * step; the old hash goes by KEYS[3] and UNLINK, freed outside Redis' main thread when large.
+ */
+const COMMIT_FINGERPRINTS = `
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('RENAME', KEYS[1], KEYS[3]) end
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('RENAME', KEYS[2], KEYS[1]) end
+redis.call('UNLINK', KEYS[3])
+return 1
+`;
+
 /** A SKU the mass guard holds. */
 export interface HeldEntry {
   /** When the diff that held it ran (ms). */
@@ -93,7 +119,7 @@ export class DiffState {
     this.#prefix = prefix;
   }
 
-  #key(kind: 'fp' | 'held' | 'held-at' | 'held-upgrade' | 'vanished', source: string): string {
+  #key(kind: 'fp' | 'held' | 'held-at' | 'held-upgrade' | 'vanished' | StagingKind, source: string): string {
     return stateKey(this.#prefix, 'inv', kind, source);
   }
 
@@ -117,6 +143,91 @@ export class DiffState {
       cursor = next;
     } while (cursor !== '0');
     return out;
+  }
+
+  /** One page of the source's fingerprints (HSCAN from `cursor`, '0' first): the next cursor ('0' at the end) and the pairs. */
+  async fingerprintPage(source: string, cursor: string, kind: 'fp' | 'diff-gone' | 'diff-rows' = 'fp'): Promise<[string, Array<[string, string]>]> {
+    const [next, flat] = await this.#redis.hscan(this.#key(kind, source), cursor, 'COUNT', CHUNK);
+    const pairs: Array<[string, string]> = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i]!, flat[i + 1]!]);
+    return [next, pairs];
+  }
+
+  /** Deletes the staging keys of a diff of `source` (before it starts, and once it ended or failed). */
+  async clearStaging(source: string): Promise<void> {
+    await this.#redis.unlink(...STAGING.map((kind) => this.#key(kind, source)));
+  }
+
+  /**
+   * For each of `keys`: its fingerprint in the source's last complete snapshot, and whether this diff
+   * read it already (staged in `next`); both null when absent.
+   */
+  async previousAndStaged(source: string, keys: readonly string[]): Promise<{ previous: Array<string | null>; staged: Array<string | null> }> {
+    if (keys.length === 0) return { previous: [], staged: [] };
+    const [previous, staged] = (await execOrThrow(
+      this.#redis.multi().hmget(this.#key('fp', source), ...keys).hmget(this.#key('diff-next', source), ...keys),
+    )) as [Array<string | null>, Array<string | null>];
+    return { previous, staged };
+  }
+
+  /**
+   * Stages a chunk of the read: the fingerprint of every row (`prints`), the changed rows (`rows`: key →
+   * JSON) and the Codes of refused rows. Returns how many of `rows`' keys were not staged as changed yet.
+   */
+  async stageRead(source: string, prints: ReadonlyArray<[string, string]>, rows: ReadonlyArray<[string, string]>, kept: readonly string[]): Promise<number> {
+    const multi = this.#redis.multi();
+    if (prints.length > 0) multi.hset(this.#key('diff-next', source), ...prints.flat());
+    if (rows.length > 0) multi.hset(this.#key('diff-rows', source), ...rows.flat());
+    if (kept.length > 0) multi.sadd(this.#key('diff-kept', source), ...kept);
+    const results = await execOrThrow(multi);
+    return rows.length > 0 ? Number(results[prints.length > 0 ? 1 : 0]) : 0;
+  }
+
+  /** For each of `codes`: whether it is the Code of a row this diff refused (staged in `kept`). */
+  async keptCodes(source: string, codes: readonly string[]): Promise<boolean[]> {
+    if (codes.length === 0) return [];
+    const flags = (await this.#redis.call('SMISMEMBER', this.#key('diff-kept', source), ...codes)) as number[];
+    return flags.map((flag) => flag === 1);
+  }
+
+  /** Stages absent SKUs: `stay` keep their fingerprint (into `next`), `gone` are vanished or held (into `gone`). */
+  async stageAbsent(source: string, stay: ReadonlyArray<[string, string]>, gone: ReadonlyArray<[string, string]>): Promise<void> {
+    const multi = this.#redis.multi();
+    if (stay.length > 0) multi.hset(this.#key('diff-next', source), ...stay.flat());
+    if (gone.length > 0) multi.hset(this.#key('diff-gone', source), ...gone.flat());
+    if (stay.length + gone.length > 0) await execOrThrow(multi);
+  }
+
+  /** How many SKUs the diff staged as gone. */
+  async goneCount(source: string): Promise<number> {
+    return this.#redis.hlen(this.#key('diff-gone', source));
+  }
+
+  /**
+   * Holds every SKU staged as gone (the mass guard): their fingerprints stay, and they replace the held
+   * set in one step once all are staged. Returns up to 10 of them, in byte order (for the log).
+   */
+  async holdGone(source: string, entry: HeldEntry): Promise<string[]> {
+    const key = await this.#heldKey(source);
+    const next = this.#key('diff-held', source);
+    let cursor = '0';
+    do {
+      const [after, pairs] = await this.fingerprintPage(source, cursor, 'diff-gone');
+      if (pairs.length > 0) {
+        await execOrThrow(this.#redis.multi().hset(this.#key('diff-next', source), ...pairs.flat()).zadd(next, ...pairs.flatMap(([k]) => [0, k])));
+      }
+      cursor = after;
+    } while (cursor !== '0');
+    const multi = this.#redis.multi().del(key);
+    multi.eval(`if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('RENAME', KEYS[1], KEYS[2]) end return 1`, 2, next, key);
+    multi.set(this.#key('held-at', source), String(entry.at));
+    await execOrThrow(multi);
+    return this.#redis.zrange(key, 0, 9);
+  }
+
+  /** Makes the staged fingerprints the source's (in one step): see COMMIT_FINGERPRINTS. */
+  async commitFingerprints(source: string): Promise<void> {
+    await this.#redis.eval(COMMIT_FINGERPRINTS, 3, this.#key('fp', source), this.#key('diff-next', source), this.#key('diff-old', source));
   }
 
   /** Which of `keys` have a fingerprint of `source`. */

@@ -16,7 +16,7 @@
  * a SKU that comes back unchanged writes nothing.
  */
 import { cursorToVersion } from '../../../erp/cursor.js';
-import type { ChangeSource } from '../../../erp/types.js';
+import type { ChangeSource, Cursor, SourceRecord } from '../../../erp/types.js';
 import { formatIssue } from '../../../errors.js';
 import { enqueueSkus } from '../enqueue.js';
 import { inventoryRecordIssues } from '../producer.js';
@@ -24,10 +24,9 @@ import type { InventoryRuntime } from '../runtime.js';
 import { type PriceList, siteIdsOf, targetKey, targetLabel, targetParts } from '../target-key.js';
 import type { DiffReport } from '../types.js';
 import { DiffState, fingerprint } from './diff-state.js';
-import { ErpSnapshot } from './erp-snapshot.js';
 import { exceedsMassGuard } from './mass-guard.js';
-import { snapshotEntries, type SnapshotRow,targetRows } from './snapshot-entries.js';
-import { vanish, type VanishedAction } from './vanished.js';
+import { snapshotEntries, type SnapshotRow, targetRows } from './snapshot-entries.js';
+import { announceVanished, vanish, type VanishedAction } from './vanished.js';
 
 /** How to diff a source. */
 export interface DiffOptions {
@@ -40,79 +39,103 @@ export interface DiffOptions {
 }
 
 /** SKUs merged and queued per round. */
-const QUEUE_CHUNK = 5000;
+const QUEUE_CHUNK = 1000;
 
-/** What the read of a complete snapshot gave. */
+/** Rows compared per round trip to Redis (a source's chunk is split in these). */
+const COMPARE_CHUNK = 1000;
+
+/** What the read of a complete snapshot gave (the rows themselves are staged in Redis: diff-state.ts). */
 interface SnapshotRead {
   read: number;
-  /** Rows whose values changed, or are new (rows of `ErpSnapshot`, by Code). */
-  changed: ErpSnapshot;
-  /** Target key → new fingerprint, for the changed rows. */
-  fingerprints: Map<string, string>;
-  /** Codes of refused rows: kept as they were (neither changed nor vanished). */
-  kept: Set<string>;
+  /** Target keys whose values changed, or are new. */
+  changed: number;
   refused: number;
   refusedSample: string[];
 }
+
+/** A changed row as staged: its Code, cursor and values (without `Code`). */
+type StagedRow = [string, Cursor, Record<string, unknown>];
 
 /** Diffs `source`'s snapshot against its previous complete one; see the module comment. */
 export async function diffSource(rt: InventoryRuntime, source: ChangeSource, options: DiffOptions): Promise<DiffReport> {
   if (!source.snapshot) throw new Error(`inventory source ${source.name} has no snapshot to diff`);
   const diffState = new DiffState(rt.redis, rt.config.redis.prefix);
-  // What is left of it once the snapshot is read: the SKUs absent from it.
   // Every value of the snapshot was read after this instant (../listing/reservations.ts).
   const observedAt = rt.now();
-  const unseen = await diffState.fingerprints(source.name);
-  const previous = unseen.size;
-  const snapshot = await readSnapshot(source, unseen, options.signal, rt.config.inventory.priceLists, siteIdsOf(rt.config.inventory));
-  const report: DiffReport = { source: source.name, read: snapshot.read, previous, changed: snapshot.fingerprints.size, queued: 0, vanished: 0, held: 0, refused: snapshot.refused, deleted: 0 };
-  if (snapshot.refused > 0) {
-    rt.logger.warn({ source: source.name, refused: snapshot.refused, sample: snapshot.refusedSample }, `snapshot diff of ${source.name}: ${snapshot.refused} row(s) refused; their SKUs are kept as they were`);
-  }
+  // A diff cut short before (a crash) may have left its staging: this one starts from none.
+  await diffState.clearStaging(source.name);
+  try {
+    const previous = await diffState.fingerprintCount(source.name);
+    const snapshot = await readSnapshot(diffState, source, options.signal, rt.config.inventory.priceLists, siteIdsOf(rt.config.inventory));
+    const report: DiffReport = { source: source.name, read: snapshot.read, previous, changed: snapshot.changed, queued: 0, vanished: 0, held: 0, refused: snapshot.refused, deleted: 0 };
+    if (snapshot.refused > 0) {
+      rt.logger.warn({ source: source.name, refused: snapshot.refused, sample: snapshot.refusedSample }, `snapshot diff of ${source.name}: ${snapshot.refused} row(s) refused; their SKUs are kept as they were`);
+    }
 
-  report.queued = await queueChanged(rt, diffState, source.name, snapshot.changed, observedAt);
+    report.queued = await queueChanged(rt, diffState, source.name, observedAt);
+    await stageAbsent(rt, diffState, source.name, options.otherSources);
 
-  const absent = [...unseen.keys()].filter((key) => !snapshot.kept.has(targetParts(key).code));
-  const elsewhere = await providedElsewhere(rt, diffState, source.name, absent, options.otherSources);
-  const gone = absent.filter((key) => !elsewhere.has(key));
-  const { action, maxFraction } = options.vanished;
-  const at = rt.now();
-  if (action !== 'keep' && exceedsMassGuard(gone.length, previous, maxFraction)) {
-    report.held = gone.length;
-    await diffState.replaceHeld(source.name, gone, { at });
-    rt.logger.error(
-      { source: source.name, held: gone.length, previous, maxFraction, sample: gone.slice(0, 10).map((key) => targetLabel(key)) },
-      `snapshot diff of ${source.name}: ${gone.length} of ${previous} SKUs vanished at once (more than ${maxFraction * 100}%): none is ${action === 'zero' ? 'zeroed' : 'unpublished'}; ` +
-        `check the source, then \`storesync inventory vanished --source ${source.name}\` lists them, \`--confirm\` applies it and \`--keep\` writes nothing`,
-    );
-  } else {
-    await diffState.replaceHeld(source.name, [], { at });
-    await vanish(rt, diffState, source.name, gone.map((key) => ({ key })), { action, reason: 'absent' });
-    report.vanished = gone.length;
+    const gone = await diffState.goneCount(source.name);
+    const { action, maxFraction } = options.vanished;
+    const at = rt.now();
+    if (action !== 'keep' && exceedsMassGuard(gone, previous, maxFraction)) {
+      report.held = gone;
+      const sample = await diffState.holdGone(source.name, { at });
+      rt.logger.error(
+        { source: source.name, held: gone, previous, maxFraction, sample: sample.map((key) => targetLabel(key)) },
+        `snapshot diff of ${source.name}: ${gone} of ${previous} SKUs vanished at once (more than ${maxFraction * 100}%): none is ${action === 'zero' ? 'zeroed' : 'unpublished'}; ` +
+          `check the source, then \`storesync inventory vanished --source ${source.name}\` lists them, \`--confirm\` applies it and \`--keep\` writes nothing`,
+      );
+    } else {
+      await diffState.replaceHeld(source.name, [], { at });
+      report.vanished = await vanishGone(rt, diffState, source.name, action);
+    }
+    rt.metrics.vanishedHeld.set({ source: source.name }, report.held);
+    await diffState.commitFingerprints(source.name);
+    return report;
+  } finally {
+    await diffState.clearStaging(source.name);
   }
-  rt.metrics.vanishedHeld.set({ source: source.name }, report.held);
-  await diffState.writeFingerprints(source.name, snapshot.fingerprints, [...elsewhere]);
-  return report;
 }
 
 /**
- * Reads the whole snapshot, keeping the changed rows only, and takes each key read out of `unseen` (the
- * previous fingerprints), so that what remains is absent: one map of the catalogue, not two. A key read
- * twice counts as changed the second time (queued again, which changes nothing). Throws (comparing
- * nothing) when the read fails.
+ * Reads the whole snapshot a chunk at a time, comparing each chunk with the previous fingerprints of its
+ * keys only, and stages in Redis every row's fingerprint, the changed rows and the Codes of refused rows;
+ * the process holds one chunk. A key read twice counts as changed the second time (queued again, which
+ * changes nothing). Throws (comparing nothing) when the read fails.
  */
 async function readSnapshot(
+  diffState: DiffState,
   source: ChangeSource,
-  unseen: Map<string, string>,
   signal: AbortSignal | undefined,
   lists: readonly PriceList[],
   sites: readonly number[],
 ): Promise<SnapshotRead> {
-  const out: SnapshotRead = { read: 0, changed: new ErpSnapshot(), fingerprints: new Map(), kept: new Set(), refused: 0, refusedSample: [] };
+  const out: SnapshotRead = { read: 0, changed: 0, refused: 0, refusedSample: [] };
+  let kept: string[] = [];
   const refuse = (code: string | undefined, reason: string): void => {
     out.refused++;
-    if (code !== undefined) out.kept.add(code);
+    if (code !== undefined) kept.push(code);
     if (out.refusedSample.length < 10) out.refusedSample.push(reason);
+  };
+  let batch: Array<{ key: string; print: string; record: SourceRecord }> = [];
+  const compare = async (): Promise<void> => {
+    const { previous, staged } = await diffState.previousAndStaged(source.name, batch.map(({ key }) => key));
+    // Keys read earlier in this batch: their second row is compared with nothing, as one read before.
+    const seen = new Set<string>();
+    const prints: Array<[string, string]> = [];
+    const rows: Array<[string, string]> = [];
+    batch.forEach(({ key, print, record }, i) => {
+      const before = staged[i] !== null || seen.has(key) ? null : previous[i];
+      seen.add(key);
+      prints.push([key, print]);
+      if (before === print) return;
+      const { Code, ...values } = record.fields;
+      rows.push([key, JSON.stringify([Code as string, record.cursor, values] satisfies StagedRow)]);
+    });
+    out.changed += await diffState.stageRead(source.name, prints, rows, kept);
+    batch = [];
+    kept = [];
   };
   for await (const chunk of source.snapshot!()) {
     signal?.throwIfAborted();
@@ -135,64 +158,110 @@ async function readSnapshot(
         out.refused++;
         if (out.refusedSample.length < 10) out.refusedSample.push(`${record.ref}: ${record.refused.map(formatIssue).join('; ')}`);
       }
-      const print = fingerprint(record.fields);
-      const before = unseen.get(key);
-      unseen.delete(key);
-      if (before === print) continue;
-      out.fingerprints.set(key, print);
-      out.changed.add(source.name, record.fields.Code as string, record);
+      batch.push({ key, print: fingerprint(record.fields), record });
+      if (batch.length >= COMPARE_CHUNK) await compare();
     }
+    if (kept.length >= COMPARE_CHUNK) await compare();
   }
+  await compare();
   signal?.throwIfAborted();
   return out;
 }
 
 /**
- * Merges and queues the changed rows. A SKU its deletion still holds back (deleted at a version its
- * row is not newer than) is not queued; one that had vanished comes back (and, unpublished by it, is
- * published again unless its row says otherwise).
+ * Merges and queues the changed rows staged by the read, a chunk at a time. A SKU its deletion still
+ * holds back (deleted at a version its row is not newer than) is not queued; one that had vanished
+ * comes back (and, unpublished by it, is published again unless its row says otherwise).
  */
-async function queueChanged(rt: InventoryRuntime, diffState: DiffState, source: string, changed: ErpSnapshot, observedAt: number): Promise<number> {
-  const rows: Array<SnapshotRow & { key: string }> = [];
-  for (const [sku, first] of changed.skus()) {
-    for (let row: number | undefined = first; row !== undefined; row = changed.next(row)) {
-      const values = changed.fields(row);
-      rows.push({ key: targetKey({ fields: { ...values, Code: sku } }, rt.config.inventory.priceLists)!, source, cursor: changed.cursor(row), sku, values, fields: Object.keys(values) });
-    }
-  }
+async function queueChanged(rt: InventoryRuntime, diffState: DiffState, source: string, observedAt: number): Promise<number> {
   let queued = 0;
   const at = rt.now();
-  for (let start = 0; start < rows.length; start += QUEUE_CHUNK) {
-    const chunk = rows.slice(start, start + QUEUE_CHUNK);
-    const vanished = await diffState.vanished(source, chunk.map(({ key }) => key));
-    // A change newer than a deletion (polled since) ended it: the SKU's newest ERP stock says so.
-    const deleted = [...vanished].filter(([, entry]) => entry.reason === 'deleted').map(([key]) => targetParts(key).code);
-    const newest = await diffState.newestStock(deleted);
-    const back: string[] = [];
-    const toQueue = chunk.filter((row) => {
-      const entry = vanished.get(row.key);
-      if (entry === undefined) return true;
-      const version = cursorToVersion(row.cursor) ?? newest.get(row.sku)?.version ?? null;
-      if (entry.reason === 'deleted' && entry.version !== undefined && (version === null || version <= entry.version)) return false;
-      back.push(row.key);
-      if (entry.action === 'unpublish' && !('Published' in row.values)) {
-        row.values = { ...row.values, Published: true };
-        row.fields = [...row.fields, 'Published'];
-      }
-      return true;
-    });
-    if (toQueue.length > 0) {
-      const rows = targetRows(toQueue, rt.config.inventory.priceLists, siteIdsOf(rt.config.inventory));
-      const priorities = await rt.state.merge(await snapshotEntries(rt.state, rows, at, { resend: true }, observedAt));
-      queued += await enqueueSkus(
-        rt.queue,
-        rows.map(({ sku }) => sku),
-        { priorities, batchSize: rt.config.inventory.batchSize, spread: rt.config.inventory.concurrency },
-      );
+  let cursor = '0';
+  let pending: Array<SnapshotRow & { key: string }> = [];
+  const flush = async (): Promise<void> => {
+    if (pending.length > 0) queued += await queueRows(rt, diffState, source, pending, at, observedAt);
+    pending = [];
+  };
+  do {
+    const [next, pairs] = await diffState.fingerprintPage(source, cursor, 'diff-rows');
+    for (const [key, raw] of pairs) {
+      const [sku, rowCursor, values] = JSON.parse(raw) as StagedRow;
+      pending.push({ key, source, cursor: rowCursor, sku, values, fields: Object.keys(values) });
     }
-    await diffState.clearVanished(source, back);
-  }
+    if (pending.length >= QUEUE_CHUNK) await flush();
+    cursor = next;
+  } while (cursor !== '0');
+  await flush();
   return queued;
+}
+
+/** Merges and queues one chunk of changed rows (see `queueChanged`); returns how many SKUs were queued. */
+async function queueRows(rt: InventoryRuntime, diffState: DiffState, source: string, chunk: Array<SnapshotRow & { key: string }>, at: number, observedAt: number): Promise<number> {
+  const vanished = await diffState.vanished(source, chunk.map(({ key }) => key));
+  // A change newer than a deletion (polled since) ended it: the SKU's newest ERP stock says so.
+  const deleted = [...vanished].filter(([, entry]) => entry.reason === 'deleted').map(([key]) => targetParts(key).code);
+  const newest = await diffState.newestStock(deleted);
+  const back: string[] = [];
+  const toQueue = chunk.filter((row) => {
+    const entry = vanished.get(row.key);
+    if (entry === undefined) return true;
+    const version = cursorToVersion(row.cursor) ?? newest.get(row.sku)?.version ?? null;
+    if (entry.reason === 'deleted' && entry.version !== undefined && (version === null || version <= entry.version)) return false;
+    back.push(row.key);
+    if (entry.action === 'unpublish' && !('Published' in row.values)) {
+      row.values = { ...row.values, Published: true };
+      row.fields = [...row.fields, 'Published'];
+    }
+    return true;
+  });
+  let queued = 0;
+  if (toQueue.length > 0) {
+    const rows = targetRows(toQueue, rt.config.inventory.priceLists, siteIdsOf(rt.config.inventory));
+    const priorities = await rt.state.merge(await snapshotEntries(rt.state, rows, at, { resend: true }, observedAt));
+    queued = await enqueueSkus(
+      rt.queue,
+      rows.map(({ sku }) => sku),
+      { priorities, batchSize: rt.config.inventory.batchSize, spread: rt.config.inventory.concurrency },
+    );
+  }
+  await diffState.clearVanished(source, back);
+  return queued;
+}
+
+/**
+ * Finds the SKUs of the previous snapshot this one did not read, a page of the previous fingerprints at
+ * a time: those of a refused row's Code keep their fingerprint, those another source still provides lose
+ * it (and are not vanished), the others are staged as gone.
+ */
+async function stageAbsent(rt: InventoryRuntime, diffState: DiffState, source: string, others: readonly string[]): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, pairs] = await diffState.fingerprintPage(source, cursor);
+    cursor = next;
+    const { staged } = await diffState.previousAndStaged(source, pairs.map(([key]) => key));
+    const absent = pairs.filter((_, i) => staged[i] === null);
+    const kept = await diffState.keptCodes(source, absent.map(([key]) => targetParts(key).code));
+    const stay = absent.filter((_, i) => kept[i]);
+    const rest = absent.filter((_, i) => !kept[i]);
+    const elsewhere = await providedElsewhere(rt, diffState, source, rest.map(([key]) => key), others);
+    await diffState.stageAbsent(source, stay, rest.filter(([key]) => !elsewhere.has(key)));
+  } while (cursor !== '0');
+}
+
+/** Vanishes the SKUs staged as gone with `action`, a page at a time; counts and logs them once. Returns how many. */
+async function vanishGone(rt: InventoryRuntime, diffState: DiffState, source: string, action: VanishedAction): Promise<number> {
+  let count = 0;
+  const sample: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, pairs] = await diffState.fingerprintPage(source, cursor, 'diff-gone');
+    cursor = next;
+    await vanish(rt, diffState, source, pairs.map(([key]) => ({ key })), { action, reason: 'absent', quiet: true });
+    count += pairs.length;
+    sample.push(...pairs.slice(0, 10 - sample.length).map(([key]) => key));
+  } while (cursor !== '0');
+  if (count > 0) announceVanished(rt, source, count, sample, { action, reason: 'absent' });
+  return count;
 }
 
 /**

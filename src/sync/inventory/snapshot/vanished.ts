@@ -43,6 +43,17 @@ export interface VanishOptions {
   reason: VanishedEntry['reason'];
   /** A person confirmed (or kept) what the mass guard held: `confirmHeld` counts and logs them. */
   confirmed?: boolean;
+  /** The caller vanishes one set in several calls, and counts and logs it once (`announceVanished`). */
+  quiet?: boolean;
+}
+
+/** Counts SKUs vanished from `source` and logs them in one line (`sample`: up to 10 of their keys). */
+export function announceVanished(rt: InventoryRuntime, source: string, count: number, sample: readonly string[], options: Pick<VanishOptions, 'action' | 'reason'>): void {
+  rt.metrics.vanished.inc({ source, reason: options.reason }, count);
+  rt.logger.warn(
+    { source, skus: count, action: options.action, reason: options.reason, sample: sample.slice(0, 10).map((key) => targetLabel(key)) },
+    `${count} SKU(s) vanished from source ${source} (${options.reason}): ${options.action}`,
+  );
 }
 
 /**
@@ -73,10 +84,8 @@ export async function vanish(rt: InventoryRuntime, diffState: DiffState, source:
   );
   await diffState.writeFingerprints(source, new Map(), items.map(({ key }) => key));
   // A person's confirm is counted and logged once by `confirmHeld`, whichever process runs it.
-  if (options.confirmed) return queued;
-  rt.metrics.vanished.inc({ source, reason: options.reason }, items.length);
-  const sample = items.slice(0, 10).map(({ key }) => targetLabel(key));
-  rt.logger.warn({ source, skus: items.length, action: options.action, reason: options.reason, sample }, `${items.length} SKU(s) vanished from source ${source} (${options.reason}): ${options.action}`);
+  if (options.confirmed || options.quiet) return queued;
+  announceVanished(rt, source, items.length, items.slice(0, 10).map(({ key }) => key), options);
   return queued;
 }
 

@@ -1,0 +1,82 @@
+/**
+ * Memory bounds of issue 27, at a size that runs in the suite: 200,000 SKUs, each diff in a child
+ * process (fixtures/scale-child.ts, with the daemon's V8 memory settings) whose peak RSS *growth* over
+ * its RSS before the work is asserted, so that the machine's idle RSS does not count. The bound is issue
+ * 27's goal made proportional: a million SKUs within 200 MB of peak RSS, 100 MB of it the idle daemon
+ * (the goal for idle), leaves 100 bytes of growth a SKU: 20 MB here. Code whose memory does not grow with
+ * the catalogue stays under it at any size; the code before issue 27, which held the previous
+ * fingerprints (~100 B a SKU) and every changed row (~545 B a SKU in a first diff) in the process, grew
+ * by 122 MiB (first diff) and 37 MiB (1 % diff) here (bench/README.md, "scale"). The reconcile still
+ * holds the ERP side (`ErpSnapshot`, about 300 bytes a SKU of growth here): it has no bound yet.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+import { transpileForChild } from '../../helpers/child-build.js';
+import { createHarness, type Harness } from './harness.js';
+
+const SKUS = 200_000;
+/** Peak RSS growth allowed: 100 bytes a SKU (see the module comment), in MiB. */
+const GROWTH_LIMIT_MIB = (SKUS * 100) / 2 ** 20;
+
+interface ChildResult {
+  report: Record<string, unknown>;
+  before: { rss: number; maxRss: number; heap: number };
+  maxRss: number;
+  heapPeak: number;
+}
+
+let child: { file: string; remove(): Promise<void> };
+let h: Harness | undefined;
+
+beforeAll(async () => {
+  child = await transpileForChild(fileURLToPath(new URL('./fixtures/scale-child.ts', import.meta.url)));
+}, 60_000);
+
+afterAll(async () => {
+  await child.remove();
+});
+
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/** Runs the child once; returns what it printed, and its peak RSS growth in MiB. */
+async function run(harness: Harness, env: Record<string, string>): Promise<ChildResult & { growthMiB: number }> {
+  const proc = spawn(process.execPath, ['--expose-gc', child.file], {
+    env: { STORESYNC_TEST_CONFIG: JSON.stringify(harness.deps().config), SCALE_SKUS: String(SKUS), ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  proc.stdout!.on('data', (data: Buffer) => (out += data.toString()));
+  const [code] = (await once(proc, 'exit')) as [number | null];
+  expect(code).toBe(0);
+  const result = JSON.parse(out) as ChildResult;
+  const growthMiB = (result.maxRss - Math.max(result.before.rss, result.before.maxRss)) / 2 ** 20;
+  process.stdout.write(`scale-memory ${JSON.stringify(env)}: peak RSS growth ${growthMiB.toFixed(1)} MiB, heap peak growth ${((result.heapPeak - result.before.heap) / 2 ** 20).toFixed(1)} MiB\n`);
+  return { ...result, growthMiB };
+}
+
+describe('memory that does not grow with the catalogue (issue 27)', () => {
+  it(`diffs a first snapshot of ${SKUS} SKUs (every one new) within a fixed growth of RSS`, async () => {
+    h = await createHarness(0);
+    const first = await run(h, { SCALE_MODE: 'diff' });
+    // Nothing known before: every row is new and queued once.
+    expect(first.report).toMatchObject({ read: SKUS, previous: 0, changed: SKUS, queued: SKUS, vanished: 0, held: 0 });
+    expect(first.growthMiB).toBeLessThanOrEqual(GROWTH_LIMIT_MIB);
+  }, 300_000);
+
+  it(`diffs ${SKUS} SKUs with 1 % changed within a fixed growth of RSS, queueing exactly the changed`, async () => {
+    h = await createHarness(0);
+    await run(h, { SCALE_MODE: 'diff' });
+    const second = await run(h, { SCALE_MODE: 'diff', SCALE_EVERY: '100', SCALE_SALT: '1' });
+    // Rows 100, 200, … changed: SKUS / 100 of them.
+    expect(second.report).toMatchObject({ read: SKUS, previous: SKUS, changed: SKUS / 100, queued: SKUS / 100, vanished: 0, held: 0 });
+    expect(second.growthMiB).toBeLessThanOrEqual(GROWTH_LIMIT_MIB);
+  }, 300_000);
+
+});

@@ -1,0 +1,94 @@
+/**
+ * The snapshot diff in chunks (issue 27): what the read stages in Redis between the chunks keeps every
+ * rule of the whole-map diff. A source in memory gives the rows, so that the chunks (of the source, and
+ * of 1000 keys compared per round trip) fall where the test says.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import type { ChangeSource, RejectedRecord, SnapshotChunk } from '../../../../src/erp/types.js';
+import { type InventoryRuntime, openInventoryRuntime } from '../../../../src/sync/inventory/runtime.js';
+import { DiffState } from '../../../../src/sync/inventory/snapshot/diff-state.js';
+import { diffSource } from '../../../../src/sync/inventory/snapshot/snapshot-diff.js';
+import { createHarness, type Harness } from '../harness.js';
+
+const code = (i: number): string => `C-${String(i).padStart(5, '0')}`;
+const fields = (i: number, stock = i % 100) => ({ Code: code(i), Stock: stock });
+
+/** A source whose snapshot is `chunks` (each rows, by number, and the rows refused whole). */
+function source(chunks: Array<{ rows: Array<Record<string, unknown>>; rejected?: RejectedRecord[] }>): ChangeSource {
+  return {
+    name: 'mem',
+    kind: 'sql',
+    readChanges: () => Promise.reject(new Error('not polled')),
+    close: () => Promise.resolve(),
+    async *snapshot() {
+      for (const { rows, rejected } of chunks) {
+        const chunk: SnapshotChunk = rows.map((row, i) => ({ ref: `row ${i}`, cursor: null, fields: row }));
+        if (rejected) chunk.rejected = rejected;
+        yield chunk;
+      }
+    },
+  };
+}
+
+const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, k) => from + k);
+const options = { vanished: { action: 'zero' as const, maxFraction: 1 }, otherSources: [] };
+
+let h: Harness;
+let rt: InventoryRuntime;
+let diffState: DiffState;
+
+beforeEach(async () => {
+  h = await createHarness(0);
+  rt = openInventoryRuntime(h.deps());
+  diffState = new DiffState(rt.redis, h.prefix);
+});
+
+afterEach(async () => {
+  await rt.close();
+  await h.close();
+});
+
+describe('snapshot diff in chunks', () => {
+  it('counts a key read twice as changed the second time, in another round of 1000 keys or in the same', async () => {
+    // 1500 rows in chunks of 500: C-00003 again after the 1000th row (another round), C-00010 twice in the last chunk.
+    const rows = range(1, 1500).map((i) => fields(i));
+    const chunks = () => [{ rows: rows.slice(0, 500) }, { rows: rows.slice(500, 1000) }, { rows: [...rows.slice(1000), fields(3), fields(1200), fields(1200)] }];
+    expect(await diffSource(rt, source(chunks()), options)).toMatchObject({ read: 1503, previous: 0, changed: 1500, queued: 1500 });
+    // Unchanged: only the second reads count as changed (C-00003 and C-01200; C-01200's third read is the same key).
+    expect(await diffSource(rt, source(chunks()), options)).toMatchObject({ read: 1503, previous: 1500, changed: 2, queued: 2, vanished: 0 });
+    expect((await diffState.fingerprints('mem')).size).toBe(1500);
+  });
+
+  it("keeps a refused row's fingerprint, so that it comes back unchanged without a write", async () => {
+    const rows = range(1, 20).map((i) => fields(i));
+    await diffSource(rt, source([{ rows }]), options);
+    const before = await diffState.fingerprints('mem');
+    const refused: RejectedRecord = { ref: 'row 5', issues: [{ record: code(5), field: 'Stock', value: 'x', rule: 'must be a number' }] };
+    expect(await diffSource(rt, source([{ rows: rows.filter((_, k) => k !== 4), rejected: [refused] }]), options)).toMatchObject({
+      read: 20,
+      refused: 1,
+      changed: 0,
+      vanished: 0,
+      held: 0,
+    });
+    expect((await diffState.fingerprints('mem')).get(code(5))).toBe(before.get(code(5)));
+    expect(await diffSource(rt, source([{ rows }]), options)).toMatchObject({ changed: 0, queued: 0, vanished: 0 });
+  });
+
+  it('ignores what a diff cut short by a crash left staged, and leaves nothing staged itself', async () => {
+    const rows = range(1, 20).map((i) => fields(i));
+    await diffSource(rt, source([{ rows }]), options);
+    // A crashed diff's staging: C-00020 read, C-00007 changed to 999.
+    const staged = (kind: string) => `${h.prefix}:state:inv:${kind}:mem`;
+    await rt.redis.hset(staged('diff-next'), code(20), 'xxxxxxxxxxx');
+    await rt.redis.hset(staged('diff-rows'), code(7), JSON.stringify([code(7), null, { Stock: 999 }]));
+    // C-00020 is gone now: vanished (Stock 0), and C-00007 keeps its value (7).
+    expect(await diffSource(rt, source([{ rows: rows.slice(0, 19) }]), options)).toMatchObject({ changed: 0, vanished: 1, held: 0 });
+    const pending = (await rt.state.read(code(7))).pending;
+    expect(pending.get('Stock')?.entry.value).toBe(7);
+    expect((await rt.state.read(code(20))).pending.get('Stock')?.entry.value).toBe(0);
+    expect((await diffState.fingerprints('mem')).size).toBe(19);
+    expect(await rt.redis.keys(`${h.prefix}:state:inv:diff-*`)).toEqual([]);
+  });
+});
