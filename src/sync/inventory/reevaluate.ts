@@ -22,7 +22,6 @@
 import { randomUUID } from 'node:crypto';
 
 import type { Job } from 'bullmq';
-import { Cluster, type Redis } from 'ioredis';
 
 import { stateKey } from '../../queue/connection.js';
 import { RELEASE_IF_OWNER, RENEW_IF_OWNER } from '../../queue/redis-lock.js';
@@ -31,7 +30,7 @@ import { newestEntry, placementOf, planStock, SAFETY_FIELD } from './listing/ind
 import type { InventoryRuntime } from './runtime.js';
 import { coversEverySource, describeReconciles, queueReconciles, reconcilePlan } from './settings-reconcile.js';
 import { globEscape } from './snapshot/index.js';
-import type { SkuState } from './state.js';
+import { scannedServers, type SkuState } from './state.js';
 import { homeSiteOf, homeTargetOf, keyOf, siteIdsOf, targetParts } from './target-key.js';
 import { changedSettings, figuresChanged, roundingChanged, SettingsRecord, settingsSites, type TargetSettings, targetSettings } from './target-settings.js';
 import { type InventoryJobData, jobSkus, type PendingEntry, type ReevaluateReport } from './types.js';
@@ -85,7 +84,8 @@ async function queueChangedTargets(
   { copyToAdded, renew }: { copyToAdded: boolean; renew: () => Promise<void> },
   signal?: AbortSignal,
 ): Promise<void> {
-  const base = `${stateKey(rt.config.redis.prefix, 'inv', 'erp')}:`;
+  await rt.state.ensureLayout();
+  const base = `${stateKey(rt.config.redis.prefix, 'inv', 'target')}:`;
   const sites = siteIdsOf(rt.config.inventory);
   const oldSites = settingsSites(before);
   // The home site (store.siteId listed) keeps the bare-Code keys: listed for the first time, it is no new
@@ -94,7 +94,7 @@ async function queueChangedTargets(
   const added = sites.filter((siteId) => !oldSites.includes(siteId) && !(siteId === home && oldSites.length === 0));
   // The targets a new site's stock is copied from (by their keys in Redis): a site listed before, or the default target.
   const donor = (key: string): boolean => holdsStock(key) && targetParts(key).siteId === oldSites[0];
-  for (const server of scanned(rt.redis)) {
+  for (const server of scannedServers(rt.redis)) {
     let cursor = '0';
     do {
       const [next, keys] = await server.scan(cursor, 'MATCH', `${globEscape(base)}*`, 'COUNT', CHUNK);
@@ -105,14 +105,6 @@ async function queueChangedTargets(
   }
 }
 
-/**
- * The servers whose keys a SCAN walks: each master of a Cluster (a command without a key goes to any one
- * of them, and the prefix's slot lives on one), else the connection's server.
- */
-function scanned(redis: Redis): Redis[] {
-  const client: unknown = redis;
-  return client instanceof Cluster ? client.nodes('master') : [redis];
-}
 
 /** One chunk of the walk: the stock targets whose figure changed, and new sites' targets from their donors. */
 async function queueChunk(

@@ -59,6 +59,8 @@ interface SnapshotRead {
 export async function diffSource(rt: InventoryRuntime, source: ChangeSource, options: DiffOptions): Promise<DiffReport> {
   if (!source.snapshot) throw new Error(`inventory source ${source.name} has no snapshot to diff`);
   const diffState = new DiffState(rt.redis, rt.config.redis.prefix);
+  // `newestStock` reads the state hashes: the layout before them is converted first (../state.ts).
+  await rt.state.ensureLayout();
   // What is left of it once the snapshot is read: the SKUs absent from it.
   // Every value of the snapshot was read after this instant (../listing/reservations.ts).
   const observedAt = rt.now();
