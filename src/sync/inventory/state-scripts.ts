@@ -13,7 +13,9 @@
  * HSET or HDEL, whatever its number of SKUs. The deadline is compared with Redis's own clock (`TIME`, one
  * call per script), so a lock left by a crashed worker is free once its deadline passed.
  * Per SKU: a merge is two commands (HMGET, HSET), taking the lock and reading two (HGETALL of the state
- * and of the Code's reservations), settling two (HMGET, HSET).
+ * and of the Code's reservations), settling two (HMGET, HSET). The ERP's Stock and SafetyStock entries
+ * are also kept in one hash of every target's (`inv:stock`), written by the merge in the same script,
+ * so that a kit reads all of its components' figures with one HMGET.
  */
 import type { Redis } from 'ioredis';
 
@@ -34,19 +36,22 @@ end
 `;
 
 /**
- * Merges several SKUs in one call. KEYS: per SKU its state hash; ARGV: per SKU the number of fields,
- * then field and entry JSON pairs. Per field it keeps the entry with the higher version, as pending
+ * Merges several SKUs in one call. KEYS[1]: the stock figures hash (`inv:stock`, state.ts); then per SKU
+ * its state hash. ARGV[1]: the length of the state hashes' common prefix (what is left is the target's
+ * key); then per SKU the number of fields, then field and entry JSON pairs. Per field it keeps the entry with the higher version, as pending
  * (`p:`) and as the ERP's newest (`e:`); among equal versions the later merge wins. Returns per SKU the
  * job priority its change deserves (enqueue.ts): 1 when it lowers the stock the store may sell (stock
  * down, safety stock up), 2 when it raises it, 3 for other fields or no change. One HMGET and at most
- * one HSET per SKU, whatever its number of fields.
+ * one HSET per SKU, whatever its number of fields; the new ERP Stock and SafetyStock entries are also
+ * written to the stock figures hash (`Stock:{key}`, `SafetyStock:{key}`), one HSET per call.
  */
 const MERGE = `
-local out = {}
-local a = 1
+local out, figures = {}, {}
+local base = tonumber(ARGV[1])
+local a = 2
 local function newer(x, y) return not y or x.version > y.version or (x.version == y.version and x.at >= y.at) end
 local function decoded(raw) if raw and raw ~= '' then return cjson.decode(raw) end return nil end
-for s = 1, #KEYS do
+for s = 2, #KEYS do
   local key = KEYS[s]
   local n = tonumber(ARGV[a])
   local fields, raws, wanted = {}, {}, {}
@@ -76,6 +81,10 @@ for s = 1, #KEYS do
     if newer(inc, e) then
       sets[#sets + 1] = 'e:' .. field
       sets[#sets + 1] = raw
+      if field == 'Stock' or field == 'SafetyStock' then
+        figures[#figures + 1] = field .. ':' .. string.sub(key, base + 1)
+        figures[#figures + 1] = raw
+      end
       if (field == 'Stock' or field == 'SafetyStock') and type(inc.value) == 'number' then
         local old = e and e.value
         local down = field == 'Stock' and (type(old) ~= 'number' and inc.value == 0 or type(old) == 'number' and inc.value < old)
@@ -87,6 +96,7 @@ for s = 1, #KEYS do
   if #sets > 0 then redis.call('HSET', key, unpack(sets)) end
   out[#out + 1] = class
 end
+if #figures > 0 then redis.call('HSET', KEYS[1], unpack(figures)) end
 return out
 `;
 
@@ -228,17 +238,20 @@ return 0
 
 /**
  * Converts one target's state of the layout before one hash (releases up to 2026-11; keys
- * `inv:pending|applied|acked|erp:{key}`) into its hash, then deletes the old keys. KEYS: per target its
- * state hash, then its pending, applied, acked and ERP keys. Merged with whatever the hash already
- * holds (a process of this release may have merged into it first): per field the newer pending and
- * ERP entry (as a merge), the higher applied version, and the acknowledged value of the hash if it has
- * one (written by this release, so later). Returns the number of targets that had old keys.
+ * `inv:pending|applied|acked|erp:{key}`) into its hash, then deletes the old keys. KEYS[1]: the stock
+ * figures hash; then per target its state hash, then its pending, applied, acked and ERP keys. ARGV[1]:
+ * the length of the state hashes' common prefix. Merged with whatever the hash already holds (a process
+ * of this release may have merged into it first): per field the newer pending and ERP entry (as a
+ * merge, the ERP Stock and SafetyStock also into the figures hash), the higher applied version, and the
+ * acknowledged value of the hash if it has one (written by this release, so later). Returns the number
+ * of targets that had old keys.
  */
 const CONVERT = `
 local function newer(x, y) return not y or x.version > y.version or (x.version == y.version and x.at >= y.at) end
 local function decoded(raw) if raw and raw ~= '' then return cjson.decode(raw) end return nil end
-local converted = 0
-for s = 1, #KEYS, 5 do
+local base = tonumber(ARGV[1])
+local converted, figures = 0, {}
+for s = 2, #KEYS, 5 do
   local key = KEYS[s]
   local sets, found = {}, false
   local function each(okey, prefix, keep)
@@ -249,6 +262,10 @@ for s = 1, #KEYS, 5 do
       if keep(redis.call('HGET', key, field), value) then
         sets[#sets + 1] = field
         sets[#sets + 1] = value
+        if field == 'e:Stock' or field == 'e:SafetyStock' then
+          figures[#figures + 1] = flat[i] .. ':' .. string.sub(key, base + 1)
+          figures[#figures + 1] = value
+        end
       end
     end
   end
@@ -263,6 +280,7 @@ for s = 1, #KEYS, 5 do
     redis.call('DEL', KEYS[s + 1], KEYS[s + 2], KEYS[s + 3], KEYS[s + 4])
   end
 end
+if #figures > 0 then redis.call('HSET', KEYS[1], unpack(figures)) end
 return converted
 `;
 
@@ -273,7 +291,7 @@ export interface ScriptCommands {
   invLockAndRead(numKeys: number, ...keysThenArgs: Array<string | number>): Promise<Array<0 | string[][]>>;
   invLock(numKeys: number, ...keysThenArgs: Array<string | number>): Promise<number>;
   invUnlock(numKeys: number, ...keysThenArgs: string[]): Promise<number>;
-  invConvert(numKeys: number, ...keys: string[]): Promise<number>;
+  invConvert(numKeys: number, ...keysThenArgs: Array<string | number>): Promise<number>;
 }
 
 /** Defines the scripts on a connection (once per `InventoryState`) and returns them typed. */

@@ -10,6 +10,9 @@
  *     is computed from it, and `inventory explain` shows it;
  * - `inv:locks`          field: a target's state key → `owner|deadline ms`: a short write lock, so that two
  *   jobs never PUT one target at once (one hash for every target: a job's locks cost one command);
+ * - `inv:stock`          `Stock:{sku}`, `SafetyStock:{sku}` → the same JSON as `e:Stock`, `e:SafetyStock`: every
+ *   target's ERP stock figures in one hash, written by the merge with them, so a kit reads all of its
+ *   components' with one HMGET (`listing/kits/kit-stock.ts`);
  * - `inv:res:{code}`     the Code's reservations (`listing/reservations.ts`, shared by its targets), read here with the rest;
  * - `inv:layout`         '2' once the state of the layout before (`inv:pending|applied|acked|erp:{sku}`,
  *   one hash per kind, and `inv:lock:{sku}`) was converted (`ensureLayout`);
@@ -50,6 +53,15 @@ const CONVERT_LOCK_MS = 60_000;
 /** The key of a target's state hash (`key`: as stored, `stateKeyOf`). */
 export function targetStateKey(prefix: string, key: string): string {
   return stateKey(prefix, 'inv', 'target', key);
+}
+
+/**
+ * The key of the hash of every target's ERP Stock and SafetyStock entries (`Stock:{key}`,
+ * `SafetyStock:{key}` → the entry's JSON, as `e:Stock` and `e:SafetyStock` of the target's state hash,
+ * written with them by the same script): a kit reads its components' figures with one HMGET.
+ */
+export function stockFiguresKey(prefix: string): string {
+  return stateKey(prefix, 'inv', 'stock');
 }
 
 /** The key of the reservation hash of a Code (`listing/reservations.ts`). */
@@ -101,6 +113,9 @@ export class InventoryState {
   readonly #scripts: ScriptCommands;
   readonly #homeSite: number | undefined;
   readonly #locks: string;
+  readonly #figures: string;
+  /** The length of every state hash's key before the target's key (the scripts cut it off). */
+  readonly #base: number;
   #layout: Promise<void> | undefined;
 
   /** The cursor of each source of this flow. */
@@ -112,6 +127,8 @@ export class InventoryState {
     this.#prefix = prefix;
     this.#homeSite = homeSite;
     this.#locks = stateKey(prefix, 'inv', 'locks');
+    this.#figures = stockFiguresKey(prefix);
+    this.#base = targetStateKey(prefix, '').length;
     this.cursors = new SourceCursors(redis, prefix, 'inv');
     this.#scripts = defineInventoryScripts(redis);
   }
@@ -160,8 +177,8 @@ export class InventoryState {
           const targets = [...new Set(keys.map((key) => key.slice(base.length)).filter((rest) => old.test(rest)).map((rest) => rest.slice(rest.indexOf(':') + 1)))];
           for (let start = 0; start < targets.length; start += SCRIPT_CHUNK) {
             const chunk = targets.slice(start, start + SCRIPT_CHUNK);
-            const chunkKeys = chunk.flatMap((key) => [targetStateKey(this.#prefix, key), ...OLD_KINDS.map((kind) => stateKey(this.#prefix, 'inv', kind, key))]);
-            await this.#scripts.invConvert(chunkKeys.length, ...chunkKeys);
+            const chunkKeys = [this.#figures, ...chunk.flatMap((key) => [targetStateKey(this.#prefix, key), ...OLD_KINDS.map((kind) => stateKey(this.#prefix, 'inv', kind, key))])];
+            await this.#scripts.invConvert(chunkKeys.length, ...chunkKeys, this.#base);
           }
           await this.#redis.eval(RENEW_IF_OWNER, 1, lockKey, owner, CONVERT_LOCK_MS);
         } while (cursor !== '0');
@@ -182,12 +199,12 @@ export class InventoryState {
     const merged = items.filter(({ entries }) => Object.keys(entries).length > 0);
     for (let start = 0; start < merged.length; start += SCRIPT_CHUNK) {
       const chunk = merged.slice(start, start + SCRIPT_CHUNK);
-      const keys = chunk.map(({ sku }) => this.#key(sku));
+      const keys = [this.#figures, ...chunk.map(({ sku }) => this.#key(sku))];
       const args = chunk.flatMap(({ entries }) => {
         const fields = Object.entries(entries);
         return [String(fields.length), ...fields.flatMap(([field, entry]) => [field, JSON.stringify(entry)])];
       });
-      const results = await this.#scripts.invMerge(keys.length, ...keys, ...args);
+      const results = await this.#scripts.invMerge(keys.length, ...keys, String(this.#base), ...args);
       chunk.forEach(({ sku }, i) => priorities.set(sku, Math.min(Number(results[i]), priorities.get(sku) ?? Number.POSITIVE_INFINITY)));
     }
     return priorities;

@@ -231,7 +231,24 @@ describe('InventoryState: one hash per target (issue 27)', () => {
     expect(await redis.hlen(locks())).toBe(0);
   });
 
-  it('costs two commands per SKU to merge, two to lock and read, two to settle, and one HMGET and one HSET/HDEL of the locks per call', async () => {
+  it('keeps every target\'s ERP Stock and SafetyStock in the stock figures hash, as its state hash holds them', async () => {
+    await state.merge([
+      { sku: 'F-1', entries: { Stock: entry(5, 10), SafetyStock: entry(1, 10), Price: entry(3, 10) } },
+      { sku: 'F-2\u001f2', entries: { Stock: entry(7, 4) } },
+    ]);
+    // An older stock changes nothing; a newer one replaces it in both.
+    await state.merge([{ sku: 'F-1', entries: { Stock: entry(4, 9) } }]);
+    await state.merge([{ sku: 'F-2\u001f2', entries: { Stock: entry(8, 5) } }]);
+    const figures = await redis.hgetall(`${prefix}:state:inv:stock`);
+    expect(figures).toEqual({
+      'Stock:F-1': JSON.stringify(entry(5, 10)),
+      'SafetyStock:F-1': JSON.stringify(entry(1, 10)),
+      'Stock:F-2\u001f2': JSON.stringify(entry(8, 5)),
+    });
+    expect(figures['Stock:F-1']).toBe(await redis.hget(target('F-1'), 'e:Stock'));
+  });
+
+  it('costs two commands per SKU to merge, two to lock and read, two to settle, and per call one HMGET and one HSET/HDEL of the locks (one HSET of the stock figures to merge)', async () => {
     const skus = Array.from({ length: 10 }, (_, i) => `N-${i}`);
     const monitor = await createRedis('redis://127.0.0.1:6379/0').monitor();
     const seen: string[][] = [];
@@ -253,7 +270,8 @@ describe('InventoryState: one hash per target (issue 27)', () => {
     try {
       await state.ensureLayout();
       const merge = await counted(() => state.merge(skus.map((sku) => ({ sku, entries: { Stock: entry(3, 5), Price: entry(9, 5) } }))));
-      expect(merge.sort()).toEqual([...Array(10).fill('hmget'), ...Array(10).fill('hset')]);
+      // Plus one HSET of the stock figures hash per call.
+      expect(merge.sort()).toEqual([...Array(10).fill('hmget'), ...Array(11).fill('hset')]);
       let reads = new Map<string, SkuState | undefined>();
       const lockAndRead = await counted(async () => {
         reads = await state.lockAndReadMany(skus, 'job-n', 10_000);
@@ -289,6 +307,7 @@ describe('InventoryState: upgrade from the layout before one hash (pending, appl
     await redis.hset(old('pending', 'O-3\u001f2'), { Stock: raw(8, 7) });
     // A process of this release already wrote into O-2's hash: a newer stock, and an acknowledgement.
     await redis.hset(`${prefix}:state:inv:target:O-2`, { 'p:Stock': raw(6, 95), 'e:Stock': raw(6, 95), 'k:Price': '21' });
+    await redis.hset(`${prefix}:state:inv:stock`, { 'Stock:O-2': raw(6, 95) });
 
     const [o1, o2, o3] = await Promise.all([state.read('O-1'), new InventoryState(redis, prefix).read('O-2'), state.read('O-3\u001f2')]);
     expect(o1).toEqual({ pending: new Map(), applied: new Map([['Stock', 100]]), acked: new Map<string, unknown>([['Stock', 5], ['@at', 1000]]), erp: new Map([['Stock', JSON.parse(raw(5, 100))]]), reservations: {} });
@@ -299,6 +318,8 @@ describe('InventoryState: upgrade from the layout before one hash (pending, appl
     expect(o2.erp.get('Stock')?.value).toBe(6);
     expect(o2.erp.get('Price')?.value).toBe(25);
     expect(o3.pending.get('Stock')?.entry.value).toBe(8);
+    // The stock figures hash holds each target's ERP stock as its state does (O-2's newer one stays).
+    expect(await redis.hmget(`${prefix}:state:inv:stock`, 'Stock:O-1', 'Stock:O-2', 'Stock:O-3\u001f2')).toEqual([raw(5, 100), raw(6, 95), null]);
     expect(await redis.exists(...['pending', 'applied', 'acked', 'erp'].flatMap((kind) => ['O-1', 'O-2', 'O-3\u001f2'].map((key) => old(kind, key))))).toBe(0);
     expect(await redis.get(`${prefix}:state:inv:layout`)).toBe('2');
     expect(await redis.exists(`${prefix}:state:inv:layout:lock`)).toBe(0);
