@@ -5,6 +5,7 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { createRedis } from '../../../src/queue/connection.js';
 import { InventoryState, type SkuState } from '../../../src/sync/inventory/state.js';
 import type { PendingEntry } from '../../../src/sync/inventory/types.js';
+import { startMonitor } from '../../support/monitor.js';
 import { deleteKeys } from '../../support/redis.js';
 
 const redis = createRedis('redis://127.0.0.1:6379/0');
@@ -250,9 +251,8 @@ describe('InventoryState: one hash per target (issue 27)', () => {
 
   it('costs two commands per SKU to merge, two to lock and read, two to settle, and per call one HMGET and one HSET/HDEL of the locks (one HSET of the stock figures to merge)', async () => {
     const skus = Array.from({ length: 10 }, (_, i) => `N-${i}`);
-    const monitor = await createRedis('redis://127.0.0.1:6379/0').monitor();
-    const seen: string[][] = [];
-    monitor.on('monitor', (_time: string, args: string[]) => seen.push(args));
+    const monitor = await startMonitor();
+    const { seen } = monitor;
     // A marker command read back shows that every command before it has been seen.
     const flush = async (): Promise<void> => {
       const marker = `${prefix}:marker:${randomUUID()}`;
@@ -285,7 +285,7 @@ describe('InventoryState: one hash per target (issue 27)', () => {
       );
       expect(settle.sort()).toEqual(['hdel', ...Array(11).fill('hmget'), ...Array(10).fill('hset')]);
     } finally {
-      monitor.disconnect();
+      monitor.close();
     }
     expect((await state.read('N-3')).acked).toEqual(new Map<string, unknown>([['Stock', 3], ['Price', 9], ['@at', 77]]));
   });
