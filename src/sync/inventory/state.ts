@@ -27,7 +27,7 @@ import { createHash, randomUUID } from 'node:crypto';
 
 import { type ChainableCommander, Cluster, type Redis } from 'ioredis';
 
-import { stateKey } from '../../queue/connection.js';
+import { QUEUE_NAMES, stateKey } from '../../queue/connection.js';
 import { RELEASE_IF_OWNER, RENEW_IF_OWNER } from '../../queue/redis-lock.js';
 import { SourceCursors } from '../drain-source.js';
 import { defineInventoryScripts, type ScriptCommands } from './state-scripts.js';
@@ -43,10 +43,12 @@ export const ACKED_AT_FIELD = '@at';
 /** The state hash's field prefixes, by kind. */
 export const STATE_FIELD = { pending: 'p:', applied: 'a:', acked: 'k:', erp: 'e:' } as const;
 
-/** The layout `inv:layout` names once the state before one hash per target was converted. */
+/** `inv:layout` once the state before one hash per target was converted. */
 const LAYOUT = '2';
 /** The kinds of the layout before, one hash each per target. */
 const OLD_KINDS = ['pending', 'applied', 'acked', 'erp'] as const;
+/** Keys a SCAN call of the conversion walks: few round trips over a large keyspace, each call short. */
+const SCAN_COUNT = 10_000;
 /** The conversion's lock lives this long unless renewed (it is, after every chunk). */
 const CONVERT_LOCK_MS = 60_000;
 
@@ -160,6 +162,12 @@ export class InventoryState {
   async #convert(): Promise<void> {
     const marker = stateKey(this.#prefix, 'inv', 'layout');
     if ((await this.#redis.get(marker)) === LAYOUT) return;
+    // An inventory queue that never had a job (BullMQ's `meta` hash) has no old state worth converting (every
+    // merge is followed by its job; the cursor is saved after it): no SCAN of a large shared keyspace.
+    if ((await this.#redis.exists(`${this.#prefix}:${QUEUE_NAMES.inventory}:meta`)) === 0) {
+      await this.#redis.set(marker, LAYOUT);
+      return;
+    }
     const lockKey = stateKey(this.#prefix, 'inv', 'layout', 'lock');
     const owner = randomUUID();
     while ((await this.#redis.set(lockKey, owner, 'PX', CONVERT_LOCK_MS, 'NX')) !== 'OK') {
@@ -172,7 +180,7 @@ export class InventoryState {
       for (const server of scannedServers(this.#redis)) {
         let cursor = '0';
         do {
-          const [next, keys] = await server.scan(cursor, 'MATCH', `${globEscape(base)}*`, 'COUNT', 1000);
+          const [next, keys] = await server.scan(cursor, 'MATCH', `${globEscape(base)}*`, 'COUNT', SCAN_COUNT);
           cursor = next;
           const targets = [...new Set(keys.map((key) => key.slice(base.length)).filter((rest) => old.test(rest)).map((rest) => rest.slice(rest.indexOf(':') + 1)))];
           for (let start = 0; start < targets.length; start += SCRIPT_CHUNK) {
@@ -307,11 +315,10 @@ export class InventoryState {
   }
 
   /**
-   * Takes the SKU's write lock for `ttlMs`. A SKU changed again while its job waits is in two jobs, and
-   * a failed job retried from the dashboard (or a stalled one recovered) runs beside a newer job: the
-   * lock keeps their PUTs from crossing, which could leave an older value on the store. The owner that
-   * holds it may take it again: that renews it, and lets a job restarted after a crash continue. A lock
-   * whose deadline passed (its worker died) is free.
+   * Takes the SKU's write lock for `ttlMs`. A SKU changed again while its job waits is in two jobs, and a
+   * failed job retried from the dashboard (or a stalled one recovered) runs beside a newer job: the lock
+   * keeps their PUTs from crossing. Its owner may take it again (renewal, a job restarted after a crash);
+   * a lock whose deadline passed (its worker died) is free.
    */
   async lock(sku: string, owner: string, ttlMs: number): Promise<boolean> {
     return (await this.lockMany([sku], owner, ttlMs)) === 1;
@@ -340,9 +347,7 @@ export class InventoryState {
 }
 
 /** A glob pattern matching `text` literally (SCAN's MATCH). */
-function globEscape(text: string): string {
-  return text.replace(/[*?[\]\\]/g, (char) => `\\${char}`);
-}
+const globEscape = (text: string): string => text.replace(/[*?[\]\\]/g, (char) => `\\${char}`);
 
 /**
  * The servers whose keys a SCAN walks: each master of a Cluster (a command without a key goes to any one

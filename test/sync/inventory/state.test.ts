@@ -296,7 +296,9 @@ describe('InventoryState: upgrade from the layout before one hash (pending, appl
   const raw = (value: unknown, version: number): string => JSON.stringify({ value, version, at: version, source: 'erp' });
 
   it('converts every target at first use, newest per field when a process of this release wrote first, and deletes the old keys', async () => {
-    // The release before: O-1 in sync, O-2 with a pending price and a site target with pending stock.
+    // The release before: O-1 in sync, O-2 with a pending price and a site target with pending stock; its
+    // inventory queue had jobs (BullMQ's meta hash: without it there is nothing to convert, state.ts).
+    await redis.hset(`${prefix}:inventory:meta`, 'opts.maxLenEvents', '10000');
     await redis.hset(old('applied', 'O-1'), { Stock: '100' });
     await redis.hset(old('acked', 'O-1'), { Stock: '5', '@at': '1000' });
     await redis.hset(old('erp', 'O-1'), { Stock: raw(5, 100) });
@@ -329,8 +331,15 @@ describe('InventoryState: upgrade from the layout before one hash (pending, appl
     expect((await new InventoryState(redis, prefix).read('O-1')).pending.size).toBe(0);
   });
 
+  it('marks a deployment whose inventory queue never had a job converted at once, without walking the keyspace', async () => {
+    await state.ensureLayout();
+    expect(await redis.get(`${prefix}:state:inv:layout`)).toBe('2');
+    expect(await redis.exists(`${prefix}:state:inv:layout:lock`)).toBe(0);
+  });
+
   it('lets a second process wait for the one converting instead of converting beside it', async () => {
     await redis.hset(old('pending', 'W-1'), { Stock: raw(2, 5) });
+    await redis.hset(`${prefix}:inventory:meta`, 'opts.maxLenEvents', '10000');
     // Another process holds the conversion's lock; this one waits until it marks the layout done.
     await redis.set(`${prefix}:state:inv:layout:lock`, 'other', 'PX', 60_000);
     let done = false;
