@@ -62,8 +62,10 @@ export async function reevaluateOnStart(rt: InventoryRuntime, signal?: AbortSign
       // A rounding change alone moves no figure already read: the reconcile re-reads them. A change of
       // whether the store takes a write (createMissing) moves no figure either: only refused writes are
       // tried again. A site added that the reconcile covers is left to it (a copy would race its writes).
-      if (figuresChanged(report.changed)) await queueChangedTargets(rt, before, report, { copyToAdded: !coversEverySource(rt, plan), renew }, signal);
-      if (roundingChanged(report.changed).length < report.changed.length) await requeueFailed(rt, report, renew, signal);
+      // The targets the walk queues: a failed job of one of them is superseded by that new job.
+      const walked = new Set<string>();
+      if (figuresChanged(report.changed)) await queueChangedTargets(rt, before, report, { copyToAdded: !coversEverySource(rt, plan), renew, walked }, signal);
+      if (roundingChanged(report.changed).length < report.changed.length) await requeueFailed(rt, report, renew, walked, signal);
       if (signal?.aborted) return report;
       await queueReconciles(rt, plan, report);
       log(rt, report);
@@ -81,7 +83,7 @@ async function queueChangedTargets(
   rt: InventoryRuntime,
   before: TargetSettings,
   report: ReevaluateReport,
-  { copyToAdded, renew }: { copyToAdded: boolean; renew: () => Promise<void> },
+  { copyToAdded, renew, walked }: { copyToAdded: boolean; renew: () => Promise<void>; walked: Set<string> },
   signal?: AbortSignal,
 ): Promise<void> {
   await rt.state.ensureLayout();
@@ -99,7 +101,7 @@ async function queueChangedTargets(
     do {
       const [next, keys] = await server.scan(cursor, 'MATCH', `${globEscape(base)}*`, 'COUNT', CHUNK);
       cursor = next;
-      await queueChunk(rt, keys.map((key) => key.slice(base.length)), { sites, added, copyToAdded, donor, home }, report);
+      await queueChunk(rt, keys.map((key) => key.slice(base.length)), { sites, added, copyToAdded, donor, home, walked }, report);
       await renew();
     } while (cursor !== '0' && !signal?.aborted);
   }
@@ -116,7 +118,8 @@ async function queueChunk(
     copyToAdded,
     donor,
     home,
-  }: { sites: readonly number[]; added: readonly number[]; copyToAdded: boolean; donor: (key: string) => boolean; home: number | undefined },
+    walked,
+  }: { sites: readonly number[]; added: readonly number[]; copyToAdded: boolean; donor: (key: string) => boolean; home: number | undefined; walked: Set<string> },
   report: ReevaluateReport,
 ): Promise<void> {
   // A key in Redis is a target's, but the home site's targets are kept under the bare Codes.
@@ -148,6 +151,7 @@ async function queueChunk(
   }
   await rt.state.merge(merges);
   report.queued += await enqueueSkus(rt.queue, [...priorities.keys()], { priorities, batchSize: rt.config.inventory.batchSize, spread: rt.config.inventory.concurrency });
+  for (const key of priorities.keys()) walked.add(key);
 }
 
 /**
@@ -192,7 +196,7 @@ function stockEntries(state: SkuState): Record<string, PendingEntry> {
  * the store refused them), with their stock checked as above, and removes each failed job whose targets
  * were queued: the new job's outcome is what the dashboard and `inventory explain` show from now on.
  */
-async function requeueFailed(rt: InventoryRuntime, report: ReevaluateReport, renew: () => Promise<void>, signal?: AbortSignal): Promise<void> {
+async function requeueFailed(rt: InventoryRuntime, report: ReevaluateReport, renew: () => Promise<void>, walked: ReadonlySet<string>, signal?: AbortSignal): Promise<void> {
   const sites = siteIdsOf(rt.config.inventory);
   // A job queued before the sites were listed names the bare Code: the home site's target, as the worker reads it.
   const home = homeSiteOf(rt.config);
@@ -217,7 +221,8 @@ async function requeueFailed(rt: InventoryRuntime, report: ReevaluateReport, ren
     }
     await rt.state.merge(merges);
     await enqueueSkus(rt.queue, priorities.keys(), { priorities, batchSize: rt.config.inventory.batchSize, spread: rt.config.inventory.concurrency });
-    for (const job of jobs) if (targetsOf(job).some((sku) => priorities.has(sku))) done.set(String(job.id), job);
+    // A target the walk queued already has its new job (which may even have run by now, so its state reads settled).
+    for (const job of jobs) if (targetsOf(job).some((sku) => priorities.has(sku) || walked.has(sku))) done.set(String(job.id), job);
     await renew();
   }
   for (const job of done.values()) {
