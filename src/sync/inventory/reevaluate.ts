@@ -22,7 +22,6 @@
 import { randomUUID } from 'node:crypto';
 
 import type { Job } from 'bullmq';
-import { Cluster, type Redis } from 'ioredis';
 
 import { stateKey } from '../../queue/connection.js';
 import { RELEASE_IF_OWNER, RENEW_IF_OWNER } from '../../queue/redis-lock.js';
@@ -31,7 +30,7 @@ import { newestEntry, placementOf, planStock, SAFETY_FIELD } from './listing/ind
 import type { InventoryRuntime } from './runtime.js';
 import { coversEverySource, describeReconciles, queueReconciles, reconcilePlan } from './settings-reconcile.js';
 import { globEscape } from './snapshot/index.js';
-import type { SkuState } from './state.js';
+import { scannedServers, type SkuState } from './state.js';
 import { homeSiteOf, homeTargetOf, keyOf, siteIdsOf, targetParts } from './target-key.js';
 import { changedSettings, figuresChanged, roundingChanged, SettingsRecord, settingsSites, type TargetSettings, targetSettings } from './target-settings.js';
 import { type InventoryJobData, jobSkus, type PendingEntry, type ReevaluateReport } from './types.js';
@@ -63,8 +62,10 @@ export async function reevaluateOnStart(rt: InventoryRuntime, signal?: AbortSign
       // A rounding change alone moves no figure already read: the reconcile re-reads them. A change of
       // whether the store takes a write (createMissing) moves no figure either: only refused writes are
       // tried again. A site added that the reconcile covers is left to it (a copy would race its writes).
-      if (figuresChanged(report.changed)) await queueChangedTargets(rt, before, report, { copyToAdded: !coversEverySource(rt, plan), renew }, signal);
-      if (roundingChanged(report.changed).length < report.changed.length) await requeueFailed(rt, report, renew, signal);
+      // The targets the walk queues: a failed job of one of them is superseded by that new job.
+      const walked = new Set<string>();
+      if (figuresChanged(report.changed)) await queueChangedTargets(rt, before, report, { copyToAdded: !coversEverySource(rt, plan), renew, walked }, signal);
+      if (roundingChanged(report.changed).length < report.changed.length) await requeueFailed(rt, report, renew, walked, signal);
       if (signal?.aborted) return report;
       await queueReconciles(rt, plan, report);
       log(rt, report);
@@ -82,10 +83,11 @@ async function queueChangedTargets(
   rt: InventoryRuntime,
   before: TargetSettings,
   report: ReevaluateReport,
-  { copyToAdded, renew }: { copyToAdded: boolean; renew: () => Promise<void> },
+  { copyToAdded, renew, walked }: { copyToAdded: boolean; renew: () => Promise<void>; walked: Set<string> },
   signal?: AbortSignal,
 ): Promise<void> {
-  const base = `${stateKey(rt.config.redis.prefix, 'inv', 'erp')}:`;
+  await rt.state.ensureLayout();
+  const base = `${stateKey(rt.config.redis.prefix, 'inv', 'target')}:`;
   const sites = siteIdsOf(rt.config.inventory);
   const oldSites = settingsSites(before);
   // The home site (store.siteId listed) keeps the bare-Code keys: listed for the first time, it is no new
@@ -94,25 +96,17 @@ async function queueChangedTargets(
   const added = sites.filter((siteId) => !oldSites.includes(siteId) && !(siteId === home && oldSites.length === 0));
   // The targets a new site's stock is copied from (by their keys in Redis): a site listed before, or the default target.
   const donor = (key: string): boolean => holdsStock(key) && targetParts(key).siteId === oldSites[0];
-  for (const server of scanned(rt.redis)) {
+  for (const server of scannedServers(rt.redis)) {
     let cursor = '0';
     do {
       const [next, keys] = await server.scan(cursor, 'MATCH', `${globEscape(base)}*`, 'COUNT', CHUNK);
       cursor = next;
-      await queueChunk(rt, keys.map((key) => key.slice(base.length)), { sites, added, copyToAdded, donor, home }, report);
+      await queueChunk(rt, keys.map((key) => key.slice(base.length)), { sites, added, copyToAdded, donor, home, walked }, report);
       await renew();
     } while (cursor !== '0' && !signal?.aborted);
   }
 }
 
-/**
- * The servers whose keys a SCAN walks: each master of a Cluster (a command without a key goes to any one
- * of them, and the prefix's slot lives on one), else the connection's server.
- */
-function scanned(redis: Redis): Redis[] {
-  const client: unknown = redis;
-  return client instanceof Cluster ? client.nodes('master') : [redis];
-}
 
 /** One chunk of the walk: the stock targets whose figure changed, and new sites' targets from their donors. */
 async function queueChunk(
@@ -124,7 +118,8 @@ async function queueChunk(
     copyToAdded,
     donor,
     home,
-  }: { sites: readonly number[]; added: readonly number[]; copyToAdded: boolean; donor: (key: string) => boolean; home: number | undefined },
+    walked,
+  }: { sites: readonly number[]; added: readonly number[]; copyToAdded: boolean; donor: (key: string) => boolean; home: number | undefined; walked: Set<string> },
   report: ReevaluateReport,
 ): Promise<void> {
   // A key in Redis is a target's, but the home site's targets are kept under the bare Codes.
@@ -156,6 +151,7 @@ async function queueChunk(
   }
   await rt.state.merge(merges);
   report.queued += await enqueueSkus(rt.queue, [...priorities.keys()], { priorities, batchSize: rt.config.inventory.batchSize, spread: rt.config.inventory.concurrency });
+  for (const key of priorities.keys()) walked.add(key);
 }
 
 /**
@@ -200,7 +196,7 @@ function stockEntries(state: SkuState): Record<string, PendingEntry> {
  * the store refused them), with their stock checked as above, and removes each failed job whose targets
  * were queued: the new job's outcome is what the dashboard and `inventory explain` show from now on.
  */
-async function requeueFailed(rt: InventoryRuntime, report: ReevaluateReport, renew: () => Promise<void>, signal?: AbortSignal): Promise<void> {
+async function requeueFailed(rt: InventoryRuntime, report: ReevaluateReport, renew: () => Promise<void>, walked: ReadonlySet<string>, signal?: AbortSignal): Promise<void> {
   const sites = siteIdsOf(rt.config.inventory);
   // A job queued before the sites were listed names the bare Code: the home site's target, as the worker reads it.
   const home = homeSiteOf(rt.config);
@@ -225,7 +221,8 @@ async function requeueFailed(rt: InventoryRuntime, report: ReevaluateReport, ren
     }
     await rt.state.merge(merges);
     await enqueueSkus(rt.queue, priorities.keys(), { priorities, batchSize: rt.config.inventory.batchSize, spread: rt.config.inventory.concurrency });
-    for (const job of jobs) if (targetsOf(job).some((sku) => priorities.has(sku))) done.set(String(job.id), job);
+    // A target the walk queued already has its new job (which may even have run by now, so its state reads settled).
+    for (const job of jobs) if (targetsOf(job).some((sku) => priorities.has(sku) || walked.has(sku))) done.set(String(job.id), job);
     await renew();
   }
   for (const job of done.values()) {

@@ -3,8 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { createRedis } from '../../../src/queue/connection.js';
-import { InventoryState } from '../../../src/sync/inventory/state.js';
+import { InventoryState, type SkuState } from '../../../src/sync/inventory/state.js';
 import type { PendingEntry } from '../../../src/sync/inventory/types.js';
+import { startMonitor } from '../../support/monitor.js';
 import { deleteKeys } from '../../support/redis.js';
 
 const redis = createRedis('redis://127.0.0.1:6379/0');
@@ -122,7 +123,11 @@ describe('InventoryState locks', () => {
   it('lets the owner of a SKU lock take it again, renewing it (a job restarted after its worker died)', async () => {
     expect(await state.lock('L-2', 'job-7', 50)).toBe(true);
     expect(await state.lock('L-2', 'job-7', 10_000)).toBe(true);
-    expect(await redis.pttl(`${prefix}:state:inv:lock:L-2`)).toBeGreaterThan(1000);
+    // The lock is `owner|deadline` in the locks hash, the deadline on Redis's clock: renewed for 10 s.
+    const [lock, [seconds, micros]] = await Promise.all([redis.hget(`${prefix}:state:inv:locks`, `${prefix}:state:inv:target:L-2`), redis.time()]);
+    const [owner, deadline] = String(lock).split('|');
+    expect(owner).toBe('job-7');
+    expect(Number(deadline) - (Number(seconds) * 1000 + Math.floor(Number(micros) / 1000))).toBeGreaterThan(1000);
     expect(await state.lock('L-2', 'job-8', 10_000)).toBe(false);
   });
 });
@@ -167,5 +172,186 @@ describe('InventoryState cursors', () => {
     expect(Object.fromEntries(versions.get('S-1')!)).toEqual({ Stock: 10, Price: 10 });
     expect(Object.fromEntries(versions.get('S-2')!)).toEqual({ Stock: 3 });
     expect(versions.get('unknown')?.size).toBe(0);
+  });
+});
+
+describe('InventoryState: one hash per target (issue 27)', () => {
+  const locks = (): string => `${prefix}:state:inv:locks`;
+  const target = (key: string): string => `${prefix}:state:inv:target:${key}`;
+
+  it('frees a lock whose deadline passed (its worker died), and keeps one whose deadline has not', async () => {
+    // A worker that died holding the lock: its deadline (ms, Redis's clock) is long past.
+    await redis.hset(locks(), target('X-1'), 'job-dead|1000', target('X-2'), `job-alive|${Date.now() + 3_600_000}`);
+    expect(await state.lockAndRead('X-1', 'job-new', 10_000)).toBeDefined();
+    expect(String(await redis.hget(locks(), target('X-1'))).startsWith('job-new|')).toBe(true);
+    expect(await state.lockAndRead('X-2', 'job-new', 10_000)).toBeUndefined();
+    expect(await state.lock('X-2', 'job-new', 10_000)).toBe(false);
+    // The dead owner's job, come back, cannot release the lock the new owner holds.
+    await state.settle('X-1', [], undefined, 'job-dead');
+    await state.unlock('X-1', 'job-dead');
+    expect(await state.lock('X-1', 'job-other', 10_000)).toBe(false);
+    // Its owner's settle releases it: the field goes.
+    await state.settle('X-1', [], undefined, 'job-new');
+    expect(await redis.hexists(locks(), target('X-1'))).toBe(0);
+  });
+
+  it('settles only the entry that was handled, not one of the same version merged meanwhile (another value, a later read)', async () => {
+    await state.merge([{ sku: 'D-1', entries: { Stock: entry(5, 40, 100) } }]);
+    const read = await state.lockAndRead('D-1', 'job-1', 10_000);
+    // The snapshot diff gives a new value at the same version while the job sends the first one.
+    await state.merge([{ sku: 'D-1', entries: { Stock: { ...entry(6, 40, 101), resend: true } } }]);
+    await state.settle('D-1', [{ mode: 'applied', field: 'Stock', read: read!.pending.get('Stock')!, ackValue: 5 }], 1234, 'job-1');
+    const after = await state.read('D-1');
+    expect(after.pending.get('Stock')?.entry).toMatchObject({ value: 6, version: 40, at: 101, resend: true });
+    expect(Object.fromEntries(after.acked)).toEqual({ Stock: 5, '@at': 1234 });
+    expect(after.applied.get('Stock')).toBe(40);
+    // Settled now: the pending field is the empty tombstone, read as absent.
+    await state.settle('D-1', [{ mode: 'drop', field: 'Stock', read: after.pending.get('Stock')! }]);
+    expect(await redis.hget(target('D-1'), 'p:Stock')).toBe('');
+    expect((await state.read('D-1')).pending.size).toBe(0);
+    // And a merge after the tombstone is pending again.
+    await state.merge([{ sku: 'D-1', entries: { Stock: entry(7, 41, 102) } }]);
+    expect((await state.read('D-1')).pending.get('Stock')?.entry.value).toBe(7);
+  });
+
+  it('interleaves merges and settles of many SKUs without losing a newer entry or resurrecting a settled one', async () => {
+    const skus = Array.from({ length: 30 }, (_, i) => `C-${i}`);
+    await state.merge(skus.map((sku) => ({ sku, entries: { Stock: entry(1, 10) } })));
+    const reads = await state.lockAndReadMany(skus, 'job-c', 10_000);
+    // Even SKUs get a newer stock while the job runs; the settle and the merge race.
+    const even = skus.filter((_, i) => i % 2 === 0);
+    await Promise.all([
+      state.merge(even.map((sku) => ({ sku, entries: { Stock: entry(2, 11) } }))),
+      state.settleMany(skus.map((sku) => ({ sku, settlements: [{ mode: 'applied', field: 'Stock', read: reads.get(sku)!.pending.get('Stock')!, ackValue: 1 }] })), 'job-c'),
+    ]);
+    const after = await state.readMany(skus);
+    for (const [i, sku] of skus.entries()) {
+      expect(after.get(sku)?.pending.get('Stock')?.entry.value, sku).toBe(i % 2 === 0 ? 2 : undefined);
+      expect(after.get(sku)?.applied.get('Stock'), sku).toBe(10);
+    }
+    expect(await redis.hlen(locks())).toBe(0);
+  });
+
+  it('keeps every target\'s ERP Stock and SafetyStock in the stock figures hash, as its state hash holds them', async () => {
+    await state.merge([
+      { sku: 'F-1', entries: { Stock: entry(5, 10), SafetyStock: entry(1, 10), Price: entry(3, 10) } },
+      { sku: 'F-2\u001f2', entries: { Stock: entry(7, 4) } },
+    ]);
+    // An older stock changes nothing; a newer one replaces it in both.
+    await state.merge([{ sku: 'F-1', entries: { Stock: entry(4, 9) } }]);
+    await state.merge([{ sku: 'F-2\u001f2', entries: { Stock: entry(8, 5) } }]);
+    const figures = await redis.hgetall(`${prefix}:state:inv:stock`);
+    expect(figures).toEqual({
+      'Stock:F-1': JSON.stringify(entry(5, 10)),
+      'SafetyStock:F-1': JSON.stringify(entry(1, 10)),
+      'Stock:F-2\u001f2': JSON.stringify(entry(8, 5)),
+    });
+    expect(figures['Stock:F-1']).toBe(await redis.hget(target('F-1'), 'e:Stock'));
+  });
+
+  it('costs two commands per SKU to merge, two to lock and read, two to settle, and per call one HMGET and one HSET/HDEL of the locks (one HSET of the stock figures to merge)', async () => {
+    const skus = Array.from({ length: 10 }, (_, i) => `N-${i}`);
+    const monitor = await startMonitor();
+    const { seen } = monitor;
+    // A marker command read back shows that every command before it has been seen.
+    const flush = async (): Promise<void> => {
+      const marker = `${prefix}:marker:${randomUUID()}`;
+      await redis.get(marker);
+      while (!seen.some((args) => args[1] === marker)) await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    const counted = async (step: () => Promise<unknown>): Promise<string[]> => {
+      await flush();
+      seen.length = 0;
+      await step();
+      await flush();
+      // The commands the scripts ran on this test's keys (the script calls themselves, and the marker, left out).
+      return seen.filter(([command, key]) => !/^eval/i.test(command ?? '') && key?.startsWith(`${prefix}:`) && !key.includes(':marker:')).map(([command]) => String(command).toLowerCase());
+    };
+    try {
+      await state.ensureLayout();
+      const merge = await counted(() => state.merge(skus.map((sku) => ({ sku, entries: { Stock: entry(3, 5), Price: entry(9, 5) } }))));
+      // Plus one HSET of the stock figures hash per call.
+      expect(merge.sort()).toEqual([...Array(10).fill('hmget'), ...Array(11).fill('hset')]);
+      let reads = new Map<string, SkuState | undefined>();
+      const lockAndRead = await counted(async () => {
+        reads = await state.lockAndReadMany(skus, 'job-n', 10_000);
+      });
+      expect(lockAndRead.sort()).toEqual([...Array(20).fill('hgetall'), 'hmget', 'hset']);
+      const settle = await counted(() =>
+        state.settleMany(
+          skus.map((sku) => ({ sku, settlements: [...reads.get(sku)!.pending].map(([field, read]) => ({ mode: 'applied' as const, field, read, ackValue: read.entry.value })), ackedAt: 77 })),
+          'job-n',
+        ),
+      );
+      expect(settle.sort()).toEqual(['hdel', ...Array(11).fill('hmget'), ...Array(10).fill('hset')]);
+    } finally {
+      monitor.close();
+    }
+    expect((await state.read('N-3')).acked).toEqual(new Map<string, unknown>([['Stock', 3], ['Price', 9], ['@at', 77]]));
+  });
+});
+
+describe('InventoryState: upgrade from the layout before one hash (pending, applied, acked, erp keys)', () => {
+  const old = (kind: string, key: string): string => `${prefix}:state:inv:${kind}:${key}`;
+  const raw = (value: unknown, version: number): string => JSON.stringify({ value, version, at: version, source: 'erp' });
+
+  it('converts every target at first use, newest per field when a process of this release wrote first, and deletes the old keys', async () => {
+    // The release before: O-1 in sync, O-2 with a pending price and a site target with pending stock; its
+    // inventory queue had jobs (BullMQ's meta hash: without it there is nothing to convert, state.ts).
+    await redis.hset(`${prefix}:inventory:meta`, 'opts.maxLenEvents', '10000');
+    await redis.hset(old('applied', 'O-1'), { Stock: '100' });
+    await redis.hset(old('acked', 'O-1'), { Stock: '5', '@at': '1000' });
+    await redis.hset(old('erp', 'O-1'), { Stock: raw(5, 100) });
+    await redis.hset(old('applied', 'O-2'), { Price: '100', Stock: '90' });
+    await redis.hset(old('acked', 'O-2'), { Price: '20', Stock: '4' });
+    await redis.hset(old('erp', 'O-2'), { Price: raw(25, 200), Stock: raw(4, 90) });
+    await redis.hset(old('pending', 'O-2'), { Price: raw(25, 200), Stock: raw(3, 80) });
+    await redis.hset(old('pending', 'O-3\u001f2'), { Stock: raw(8, 7) });
+    // A process of this release already wrote into O-2's hash: a newer stock, and an acknowledgement.
+    await redis.hset(`${prefix}:state:inv:target:O-2`, { 'p:Stock': raw(6, 95), 'e:Stock': raw(6, 95), 'k:Price': '21' });
+    await redis.hset(`${prefix}:state:inv:stock`, { 'Stock:O-2': raw(6, 95) });
+
+    const [o1, o2, o3] = await Promise.all([state.read('O-1'), new InventoryState(redis, prefix).read('O-2'), state.read('O-3\u001f2')]);
+    expect(o1).toEqual({ pending: new Map(), applied: new Map([['Stock', 100]]), acked: new Map<string, unknown>([['Stock', 5], ['@at', 1000]]), erp: new Map([['Stock', JSON.parse(raw(5, 100))]]), reservations: {} });
+    expect([...o2.pending].map(([field, read]) => [field, read.entry.value, read.entry.version])).toEqual(expect.arrayContaining([['Price', 25, 200], ['Stock', 6, 95]]));
+    expect(o2.pending.size).toBe(2);
+    expect(Object.fromEntries(o2.applied)).toEqual({ Price: 100, Stock: 90 });
+    expect(Object.fromEntries(o2.acked)).toEqual({ Price: 21, Stock: 4 });
+    expect(o2.erp.get('Stock')?.value).toBe(6);
+    expect(o2.erp.get('Price')?.value).toBe(25);
+    expect(o3.pending.get('Stock')?.entry.value).toBe(8);
+    // The stock figures hash holds each target's ERP stock as its state does (O-2's newer one stays).
+    expect(await redis.hmget(`${prefix}:state:inv:stock`, 'Stock:O-1', 'Stock:O-2', 'Stock:O-3\u001f2')).toEqual([raw(5, 100), raw(6, 95), null]);
+    expect(await redis.exists(...['pending', 'applied', 'acked', 'erp'].flatMap((kind) => ['O-1', 'O-2', 'O-3\u001f2'].map((key) => old(kind, key))))).toBe(0);
+    expect(await redis.get(`${prefix}:state:inv:layout`)).toBe('2');
+    expect(await redis.exists(`${prefix}:state:inv:layout:lock`)).toBe(0);
+
+    // Converted once: old keys written afterwards (nothing of this release writes them) are not read.
+    await redis.hset(old('pending', 'O-1'), { Price: raw(1, 1) });
+    expect((await new InventoryState(redis, prefix).read('O-1')).pending.size).toBe(0);
+  });
+
+  it('marks a deployment whose inventory queue never had a job converted at once, without walking the keyspace', async () => {
+    await state.ensureLayout();
+    expect(await redis.get(`${prefix}:state:inv:layout`)).toBe('2');
+    expect(await redis.exists(`${prefix}:state:inv:layout:lock`)).toBe(0);
+  });
+
+  it('lets a second process wait for the one converting instead of converting beside it', async () => {
+    await redis.hset(old('pending', 'W-1'), { Stock: raw(2, 5) });
+    await redis.hset(`${prefix}:inventory:meta`, 'opts.maxLenEvents', '10000');
+    // Another process holds the conversion's lock; this one waits until it marks the layout done.
+    await redis.set(`${prefix}:state:inv:layout:lock`, 'other', 'PX', 60_000);
+    let done = false;
+    const waiting = state.ensureLayout().then(() => {
+      done = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(done).toBe(false);
+    await redis.set(`${prefix}:state:inv:layout`, '2');
+    await waiting;
+    expect(done).toBe(true);
+    // The other process converted (here: did not): this one did not touch the old keys.
+    expect(await redis.exists(old('pending', 'W-1'))).toBe(1);
   });
 });

@@ -82,12 +82,13 @@ it('continues the bare-Code state on the site store.siteId names: only the pendi
   ]);
   expect(h.sim.state.itemOn('UP-1', 1)?.item).toMatchObject({ Stock: 5, Price: 10 });
 
-  // Still the bare-Code keys for the home site; site 2's state under its own target keys.
-  expect(await redis.hgetall(key('acked', 'UP-2'))).toMatchObject({ Stock: '1', Price: '25' });
-  expect(await redis.hget(key('applied', 'UP-2'), 'Price')).toBe('250');
-  expect(await redis.exists(key('pending', 'UP-2'))).toBe(0);
-  expect(await redis.exists(key('acked', keyOf({ code: 'UP-2', siteId: 1 })))).toBe(0);
-  expect(await redis.hget(key('acked', keyOf({ code: 'UP-2', siteId: 2 })), 'Price')).toBe('25');
+  // Still the bare-Code keys for the home site, converted into one hash per target (the old keys gone);
+  // site 2's state under its own target keys.
+  const target = (code: string) => `${h.prefix}:state:inv:target:${code}`;
+  expect(await redis.hgetall(target('UP-2'))).toMatchObject({ 'k:Stock': '1', 'k:Price': '25', 'a:Price': '250', 'p:Price': '' });
+  expect(await redis.exists(key('acked', 'UP-2'), key('applied', 'UP-2'), key('erp', 'UP-2'), key('pending', 'UP-2'))).toBe(0);
+  expect(await redis.exists(target(keyOf({ code: 'UP-2', siteId: 1 })))).toBe(0);
+  expect(await redis.hget(target(keyOf({ code: 'UP-2', siteId: 2 })), 'k:Price')).toBe('25');
   const explained = await explainSku(h.deps(CONFIG), 'UP-1', { siteId: 1 });
   expect(explained).toMatchObject({ target: 'UP-1 (site 1)', store: { acknowledged: { Stock: 5, Price: 10 } }, nextStockWrite: null });
 });

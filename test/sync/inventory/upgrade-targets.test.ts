@@ -1,8 +1,8 @@
 /**
  * Upgrading in place to targets (issue 20): the Redis state of the release before targets (per-code
  * keys `{prefix}:state:inv:{kind}:{Code}`, JSON entries, a job carrying `skus`) is the default target's,
- * read without any migration: nothing in sync is pushed again, a pending change is sent, and no older
- * value is sent over a newer one. The fixture is the exact key layout of that release (commit 0636fb6),
+ * read without any migration of keys (and since issue 27 converted into one hash per target at first
+ * use): nothing in sync is pushed again, a pending change is sent, and no older value is sent over a newer one. The fixture is the exact key layout of that release (commit 0636fb6),
  * written with literal keys rather than through the new code.
  */
 import type { Redis } from 'ioredis';
@@ -61,10 +61,9 @@ it('reads the state of the release before targets as the default target: no re-p
   // Only the pending change went out, with its newest value; nothing of UP-1.
   expect(h.sim.writes.map((w) => ({ code: w.code, ...w.fields }))).toEqual([{ code: 'UP-2', Price: 25 }]);
   expect(h.sim.state.items.get('UP-1')?.item).toMatchObject({ Stock: 5, Price: 10 });
-  // Still the same keys: the default target's key is the bare Code.
-  expect(await redis.hgetall(`${h.prefix}:state:inv:acked:UP-2`)).toMatchObject({ Price: '25' });
-  expect(await redis.hget(`${h.prefix}:state:inv:applied:UP-2`, 'Price')).toBe('200');
-  expect(await redis.exists(`${h.prefix}:state:inv:pending:UP-2`)).toBe(0);
+  // Still the bare Code: the default target's state, converted into its one hash (the old keys gone).
+  expect(await redis.hgetall(`${h.prefix}:state:inv:target:UP-2`)).toMatchObject({ 'k:Price': '25', 'a:Price': '200', 'p:Price': '' });
+  expect(await redis.exists(...['pending', 'applied', 'acked', 'erp'].map((kind) => `${h.prefix}:state:inv:${kind}:UP-2`))).toBe(0);
   const explained = await explainSku(h.deps(), 'UP-1');
   expect(explained).toMatchObject({ target: 'UP-1', store: { acknowledged: { Stock: 5, Price: 10 }, versions: { Stock: 100, Price: 150 } }, nextStockWrite: null });
 });

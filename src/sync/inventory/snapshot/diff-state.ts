@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 import { stateKey } from '../../../queue/connection.js';
-import { execOrThrow } from '../state.js';
+import { execOrThrow, STATE_FIELD, targetStateKey } from '../state.js';
 import { pastTargetsOf } from '../target-key.js';
 
 /** Fields written or read per Redis command. */
@@ -332,13 +332,13 @@ export class DiffState {
     for (let start = 0; start < keys.length; start += CHUNK) await this.#redis.hdel(this.#key('vanished', source), ...keys.slice(start, start + CHUNK));
   }
 
-  /** The source and version of each SKU's newest ERP stock (`inv:erp:{sku}`, ../state.ts), for SKUs that have one. */
+  /** The source and version of each SKU's newest ERP stock (the `e:Stock` field of `inv:target:{sku}`, ../state.ts), for SKUs that have one. */
   async newestStock(codes: readonly string[]): Promise<Map<string, { source: string; version: number }>> {
     const out = new Map<string, { source: string; version: number }>();
     for (let start = 0; start < codes.length; start += CHUNK) {
       const chunk = codes.slice(start, start + CHUNK);
       const pipeline = this.#redis.pipeline();
-      for (const code of chunk) pipeline.hget(stateKey(this.#prefix, 'inv', 'erp', code), 'Stock');
+      for (const code of chunk) pipeline.hget(targetStateKey(this.#prefix, code), `${STATE_FIELD.erp}Stock`);
       const results = await execOrThrow(pipeline);
       chunk.forEach((code, i) => {
         const raw = results[i];

@@ -60,6 +60,8 @@ type StagedRow = [string, Cursor, Record<string, unknown>];
 export async function diffSource(rt: InventoryRuntime, source: ChangeSource, options: DiffOptions): Promise<DiffReport> {
   if (!source.snapshot) throw new Error(`inventory source ${source.name} has no snapshot to diff`);
   const diffState = new DiffState(rt.redis, rt.config.redis.prefix);
+  // `newestStock` reads the state hashes: the layout before them is converted first (../state.ts).
+  await rt.state.ensureLayout();
   // Every value of the snapshot was read after this instant (../listing/reservations.ts).
   const observedAt = rt.now();
   // A diff cut short before (a crash) may have left its staging: this one starts from none.

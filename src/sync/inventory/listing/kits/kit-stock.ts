@@ -14,7 +14,7 @@
 import type { Redis } from 'ioredis';
 
 import { stateKey } from '../../../../queue/connection.js';
-import { execOrThrow, type Settlement, type SkuState } from '../../state.js';
+import { execOrThrow, type Settlement, type SkuState, stockFiguresKey } from '../../state.js';
 import { homeSiteOf, keyOf, stateKeyOf, targetParts } from '../../target-key.js';
 import type { PendingEntry } from '../../types.js';
 import { placementOf } from '../allocation.js';
@@ -72,21 +72,35 @@ export async function readKitStocks(rt: Pick<KitRuntime, 'redis' | 'config'>, ca
 
 /**
  * What storesync would publish for each component target of `keys` (absent: the ERP has no stock of it):
- * one pipeline, an HMGET of each target's ERP figure and an HGETALL of each code's reservations (once a
- * code: the hash holds every site's, so a component on three sites reads it once).
+ * one pipeline of two commands, an HMGET of every target's ERP figure and safety stock from the stock
+ * figures hash (`stockFiguresKey`, written by the merge with the targets' state) and an SMISMEMBER of
+ * their codes in the set of codes holding reservations; then an HGETALL of the reservations of the codes
+ * in it only (once a code: the hash holds every site's, so a component on three sites reads it once). A
+ * code out of the set has no reservation entry (`listing/reservations.ts` keeps the set in the scripts
+ * that add and remove them), and a component's figure subtracts entries only. So a kit's components
+ * cost two commands a job, plus one per component holding reservations.
  */
 async function readSellable(redis: Redis, config: KitRuntime['config'], keys: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (keys.length === 0) return out;
   const { prefix } = config.redis;
   const home = homeSiteOf(config);
   const codes = [...new Set(keys.map((key) => targetParts(key).code))];
-  const pipeline = redis.pipeline();
-  for (const key of keys) pipeline.hmget(stateKey(prefix, 'inv', 'erp', stateKeyOf(key, home)), 'Stock', SAFETY_FIELD);
-  for (const code of codes) pipeline.hgetall(stateKey(prefix, 'inv', 'res', code));
-  const results = keys.length === 0 ? [] : await execOrThrow(pipeline);
-  const reservationsOf = new Map(codes.map((code, i) => [code, results[keys.length + i] as Record<string, string>]));
-  const out = new Map<string, number>();
+  const pipeline = redis
+    .pipeline()
+    .hmget(stockFiguresKey(prefix), ...keys.flatMap((key) => [`Stock:${stateKeyOf(key, home)}`, `${SAFETY_FIELD}:${stateKeyOf(key, home)}`]))
+    .smismember(stateKey(prefix, 'inv', 'resskus'), ...codes);
+  const results = await execOrThrow(pipeline);
+  const [figures, members] = results as [Array<string | null>, number[]];
+  const reserved = codes.filter((_, i) => members[i] === 1);
+  const reservationsOf = new Map<string, Record<string, string>>();
+  if (reserved.length > 0) {
+    const reads = redis.pipeline();
+    for (const code of reserved) reads.hgetall(stateKey(prefix, 'inv', 'res', code));
+    (await execOrThrow(reads)).forEach((hash, i) => reservationsOf.set(reserved[i] as string, hash as Record<string, string>));
+  }
   keys.forEach((key, i) => {
-    const [stockRaw, safetyRaw] = results[i] as Array<string | null>;
+    const [stockRaw, safetyRaw] = [figures[2 * i], figures[2 * i + 1]];
     const stock = figureOf(stockRaw);
     if (!stock) return;
     const safety = safetyRaw ? (JSON.parse(safetyRaw) as PendingEntry) : undefined;
