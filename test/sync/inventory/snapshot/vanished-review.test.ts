@@ -68,7 +68,7 @@ async function closeWorld(w: World | undefined): Promise<void> {
 
 /** Waits until no inventory job waits or runs. */
 const settled = (w: World) =>
-  waitFor(async () => Object.values(await w.rt.queue.getJobCounts('active', 'waiting', 'prioritized', 'delayed')).every((n) => n === 0), { message: 'the inventory queue to drain' });
+  waitFor(async () => Object.values(await w.rt.queue.getJobCounts('active', 'waiting', 'prioritized', 'delayed')).every((n) => n === 0), { message: 'the inventory queue to drain', timeoutMs: 60_000 });
 
 /** First diff (every SKU written once), then all rows but `remaining` deleted and diffed again: the guard holds the rest. */
 async function holdAllBut(w: World, remaining: readonly string[]): Promise<void> {
