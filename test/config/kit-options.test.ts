@@ -37,6 +37,11 @@ describe('inventory.kits', () => {
     expect(loadConfig({ env: {}, overrides: { inventory: { sources: [stock], kits: [{ ...kits, changes }] } } }).inventory.kits[0]).toMatchObject({ changes });
     // Nothing to poll it on: no changesSchedule, no inventory source with a schedule.
     expect(problems({ kits: [{ ...kits, changes }] })).toMatch(/^inventory\.kits\[0\]\.changesSchedule: .*kits source bundles: changesSchedule is required with changes when no inventory source has a schedule/m);
+    // A disabled inventory source is never polled: its schedule would never poll the kits changes either.
+    expect(problems({ sources: [{ ...stock, enabled: false }], kits: [{ ...kits, changes }] })).toMatch(
+      /^inventory\.kits\[0\]\.changesSchedule: .*kits source bundles: changesSchedule is required with changes when no inventory source has a schedule/m,
+    );
+    expect(loadConfig({ env: {}, overrides: { inventory: { sources: [{ ...stock, enabled: false }], kits: [{ ...kits, changes, changesSchedule: '*/15 * * * * *' }] } } }).inventory.kits[0]).toMatchObject({ changes });
     expect(problems({ kits: [{ ...kits, changesSchedule: '*/15 * * * * *' }] })).toMatch(/kits source bundles: changesSchedule polls the changes query, and there is none/);
   });
 

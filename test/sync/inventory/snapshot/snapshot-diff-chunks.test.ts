@@ -15,9 +15,9 @@ const code = (i: number): string => `C-${String(i).padStart(5, '0')}`;
 const fields = (i: number, stock = i % 100) => ({ Code: code(i), Stock: stock });
 
 /** A source whose snapshot is `chunks` (each rows, by number, and the rows refused whole). */
-function source(chunks: Array<{ rows: Array<Record<string, unknown>>; rejected?: RejectedRecord[] }>): ChangeSource {
+function source(chunks: Array<{ rows: Array<Record<string, unknown>>; rejected?: RejectedRecord[] }>, name = 'mem'): ChangeSource {
   return {
-    name: 'mem',
+    name,
     kind: 'sql',
     readChanges: () => Promise.reject(new Error('not polled')),
     close: () => Promise.resolve(),
@@ -90,5 +90,29 @@ describe('snapshot diff in chunks', () => {
     expect((await rt.state.read(code(20))).pending.get('Stock')?.entry.value).toBe(0);
     expect((await diffState.fingerprints('mem')).size).toBe(19);
     expect(await rt.redis.keys(`${h.prefix}:state:inv:diff-*`)).toEqual([]);
+  });
+
+  it('counts every SKU vanished, over every page of those staged as gone', async () => {
+    // 2500 SKUs, then a snapshot of the first 100: 2400 gone, more than one page of 1000 (HSCAN) of the staging.
+    const rows = range(1, 2500).map((i) => fields(i));
+    await diffSource(rt, source([{ rows: rows.slice(0, 1000) }, { rows: rows.slice(1000) }]), options);
+    expect(await diffSource(rt, source([{ rows: rows.slice(0, 100) }]), options)).toMatchObject({ read: 100, previous: 2500, changed: 0, vanished: 2400, held: 0 });
+    const counted = (await rt.metrics.vanished.get()).values.filter(({ labels }) => labels.source === 'mem' && labels.reason === 'absent').reduce((sum, { value }) => sum + value, 0);
+    expect(counted, 'the metric grows by the SKUs vanished').toBe(2400);
+    expect((await diffState.fingerprints('mem')).size).toBe(100);
+  });
+
+  it('does not vanish a SKU absent from this snapshot that another source still provides; that source keeps it', async () => {
+    const rows = range(1, 20).map((i) => fields(i));
+    // 'other' last read C-00001..C-00005 whole: it provides them.
+    await diffSource(rt, source([{ rows: rows.slice(0, 5) }], 'other'), options);
+    await diffSource(rt, source([{ rows }]), options);
+    // mem no longer lists C-00001..C-00005, nor C-00020: only C-00020 vanishes.
+    expect(await diffSource(rt, source([{ rows: rows.slice(5, 19) }]), { ...options, otherSources: ['other'] })).toMatchObject({ read: 14, previous: 20, changed: 0, vanished: 1, held: 0 });
+    expect((await rt.state.read(code(20))).pending.get('Stock')?.entry.value).toBe(0);
+    for (const i of [1, 5]) expect((await rt.state.read(code(i))).pending.get('Stock')?.entry.value, `${code(i)} is not zeroed`).toBe(i);
+    // mem drops their fingerprints (not its SKUs any more); other keeps its own.
+    expect((await diffState.fingerprints('mem')).size).toBe(14);
+    expect((await diffState.fingerprints('other')).size).toBe(5);
   });
 });

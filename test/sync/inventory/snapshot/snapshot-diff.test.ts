@@ -332,6 +332,28 @@ describe('snapshot diff', () => {
     expect((await explainSku(deps(), 'D-07')).vanished).toEqual([]);
   });
 
+  it('brings back a deleted SKU when its snapshot row carries a cursor newer than the deletion, polled or not', async () => {
+    await db.query(`CREATE TABLE ${table}_deleted (code text, deleted_at timestamp(3))`);
+    const deletions = `SELECT code AS "Code", deleted_at AS cursor FROM ${table}_deleted
+      WHERE deleted_at >= COALESCE(CAST(:cursor AS timestamp), '-infinity') ORDER BY cursor, "Code" LIMIT :limit`;
+    // The snapshot gives each row its cursor: a row changed after its deletion ends it, though no poll read it.
+    const f = await start(source({ deletions, snapshot: `SELECT code AS "Code", stock AS "Stock", changed_at AS cursor FROM ${table}` }));
+    await f.poll('erp');
+    await settled();
+    await f.diff('erp');
+    await settled();
+    await db.query(`INSERT INTO ${table}_deleted VALUES ('D-07', '2025-01-01')`);
+    await f.poll('erp');
+    await settled();
+    expect(storeItem('D-07')?.Stock).toBe(0);
+    // Changed on 2025-06-01, after its deletion (2025-01-01); its newest polled stock is still of 2024-01-01.
+    await db.query(`UPDATE ${table} SET stock = 5, changed_at = '2025-06-01' WHERE code = 'D-07'`);
+    expect(await f.diff('erp')).toMatchObject({ changed: 1, queued: 1 });
+    await settled();
+    expect(storeItem('D-07')?.Stock).toBe(5);
+    expect((await explainSku(deps(), 'D-07')).vanished).toEqual([]);
+  });
+
   it('lists held SKUs with `inventory vanished` and confirms them through the audited admin route', async () => {
     const token = 'diff-test-token-0123456789';
     const dir = await mkdtemp(join(tmpdir(), 'storesync-diff-'));

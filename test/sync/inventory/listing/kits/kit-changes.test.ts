@@ -248,3 +248,59 @@ describe('a kits source\'s changes query without changesSchedule', () => {
     }
   }, 60_000);
 });
+
+describe('a kits source\'s changes query with its own changesSchedule', () => {
+  it('is polled on its changesSchedule, not on the inventory source\'s schedule', async () => {
+    const scratch = await pgScratch();
+    const s = scratch.schema;
+    const h = await createHarness([{ Code: 'CAN', Stock: 0, Price: 1 }]);
+    let flow: InventoryFlow | undefined;
+    try {
+      await scratch.db.query(`CREATE TABLE ${s}.stock (code text PRIMARY KEY, qty int NOT NULL, modified timestamp(6) NOT NULL)`);
+      await scratch.db.query(`CREATE TABLE ${s}.bundle (kit text, component text, qty numeric, modified timestamp(6) NOT NULL)`);
+      const deps = h.deps({
+        inventory: {
+          sources: [
+            {
+              name: 'erp',
+              kind: 'sql',
+              url: PG_URL,
+              timeZone: 'UTC',
+              // Every second: only the fallback of a kits source without changesSchedule.
+              schedule: '* * * * * *',
+              changes: `SELECT code AS "Code", qty AS "Stock", modified AS cursor FROM ${s}.stock
+                WHERE CAST(:cursor AS timestamp) IS NULL OR modified > :cursor ORDER BY modified, code LIMIT :limit`,
+            },
+          ],
+          kits: [
+            {
+              name: 'bundles',
+              kind: 'sql',
+              url: PG_URL,
+              timeZone: 'UTC',
+              schedule: NEVER,
+              // Its own schedule (never, here) wins over the inventory source's.
+              changesSchedule: NEVER,
+              snapshot: `SELECT kit, component, qty AS quantity FROM ${s}.bundle`,
+              changes: `SELECT kit, component, qty AS quantity, modified AS cursor FROM ${s}.bundle
+                WHERE CAST(:cursor AS timestamp) IS NULL OR modified >= :cursor ORDER BY modified, kit LIMIT :limit`,
+            },
+          ],
+        },
+      });
+      flow = await startInventoryFlow(deps, { role: 'all' });
+      const kitPolls: string[] = [];
+      flow.events.on('inventory:kits:changes:done', (report) => kitPolls.push(report.source));
+      flow.events.on('inventory:kits:changes:failed', ({ source }) => kitPolls.push(source));
+      let stockPolls = 0;
+      flow.events.on('inventory:poll:done', (report) => void (report.source === 'erp' && (stockPolls += 1)));
+      // Three polls of the inventory source: each tick of its schedule would have polled the kits changes too.
+      await waitFor(() => stockPolls >= 3, { message: 'three scheduled polls of the inventory source', timeoutMs: 30_000 });
+      expect(kitPolls, 'the kits changes are polled on their own changesSchedule only').toEqual([]);
+    } finally {
+      await flow?.close(1000);
+      await h.close();
+      await scratch.drop();
+    }
+  }, 60_000);
+});
