@@ -1,7 +1,7 @@
 /**
  * `npm run mutate [-- --changed [BASE]] [-- --id ID] [-- --file PATH] [-- --skip-baseline]`: applies each
  * hand mutation of `test/mutations/*.json` alone (lib/mutations.ts), runs only its `tests` with vitest and
- * prints one verdict per mutation — caught (assertion), caught (timeout only), survived, invalid (the
+ * prints one verdict per mutation — caught (assertion), caught (timeout only), caught (file error only), survived, invalid (the
  * mutation does not apply, the mutant does not type check, or vitest could not run) — and a summary
  * line. `--changed` keeps the mutations of files changed since BASE (default: the merge-base with
  * `main`), committed or not. The tests first run once on the unmutated code (unless
@@ -146,12 +146,13 @@ async function main(): Promise<number> {
     const started = Date.now();
     const { verdict, detail } = await runMutation(mutation, check);
     counts.set(verdict, (counts.get(verdict) ?? 0) + 1);
-    log(`[${i + 1}/${chosen.length}] ${verdict.padEnd(21)} ${mutation.id} (${mutation.file}, ${Math.round((Date.now() - started) / 1000)} s)`);
+    log(`[${i + 1}/${chosen.length}] ${verdict.padEnd(24)} ${mutation.id} (${mutation.file}, ${Math.round((Date.now() - started) / 1000)} s)`);
     log(`    ${verdict === 'survived' ? `breaks: ${mutation.why}; ` : ''}${detail}`);
   }
-  const caught = (counts.get('caught (assertion)') ?? 0) + (counts.get('caught (timeout only)') ?? 0);
+  const caught = (counts.get('caught (assertion)') ?? 0) + (counts.get('caught (timeout only)') ?? 0) + (counts.get('caught (file error only)') ?? 0);
   log(
-    `${caught} of ${chosen.length} caught (${counts.get('caught (assertion)') ?? 0} by an assertion, ${counts.get('caught (timeout only)') ?? 0} by a timeout only), ` +
+    `${caught} of ${chosen.length} caught (${counts.get('caught (assertion)') ?? 0} by an assertion, ${counts.get('caught (timeout only)') ?? 0} by a timeout only, ` +
+      `${counts.get('caught (file error only)') ?? 0} by a file's error only), ` +
       `${counts.get('survived') ?? 0} survived, ${counts.get('invalid') ?? 0} invalid`,
   );
   return (counts.get('survived') ?? 0) + (counts.get('invalid') ?? 0) > 0 ? 1 : 0;

@@ -32,7 +32,7 @@ export const mutationSchema = z
 export type Mutation = z.infer<typeof mutationSchema>;
 
 /** What running a mutation's tests says about them. */
-export type Verdict = 'caught (assertion)' | 'caught (timeout only)' | 'survived' | 'invalid';
+export type Verdict = 'caught (assertion)' | 'caught (timeout only)' | 'caught (file error only)' | 'survived' | 'invalid';
 
 /** Reads every list of `dir` (sorted by file name); throws naming the list, the entry and the field of a bad one. */
 export function loadMutations(dir: string): Mutation[] {
@@ -86,21 +86,27 @@ const TIMEOUT = /(test|hook) timed out in \d+ ?ms|timed out after \d+ ?ms/i;
 
 /**
  * The verdict of a run of a mutant's tests: survived when every test passed; caught (timeout only) when
- * every failure was a timeout; otherwise caught (assertion), with the first failure that was not a
- * timeout. A file that failed to load (no test ran) counts as caught by an error.
+ * every failure was a timeout; caught (file error only) when no test failed but a file did (it failed to
+ * load, or a hook failed and its tests were skipped: on a loaded machine that can be the file's own set-up
+ * timing out, whatever the mutant; audit 3 saw it); otherwise caught (assertion), with the first failure of
+ * a test that was not a timeout.
  */
 export function verdictOf(report: VitestReport): { verdict: Exclude<Verdict, 'invalid'>; detail: string } {
-  const failures: Array<{ test: string; message: string }> = [];
+  const failures: Array<{ test: string; message: string; file?: boolean }> = [];
   for (const file of report.testResults) {
     for (const test of file.assertionResults) {
       if (test.status === 'failed') failures.push({ test: test.fullName, message: (test.failureMessages ?? []).join('\n') || 'failed' });
     }
     if (file.status === 'failed' && !file.assertionResults.some((test) => test.status === 'failed')) {
-      failures.push({ test: file.name, message: file.message || 'the file failed' });
+      failures.push({ test: file.name, message: file.message || 'the file failed (no test of it failed)', file: true });
     }
   }
   if (failures.length === 0) return { verdict: 'survived', detail: `${report.numTotalTests ?? 0} test(s) passed` };
-  const real = failures.find((failure) => !TIMEOUT.test(failure.message));
+  if (failures.every((failure) => failure.file === true)) {
+    const only = failures[0]!;
+    return { verdict: 'caught (file error only)', detail: `${only.test}: ${(only.message.split('\n').find((text) => text.trim() !== '') ?? '').trim().slice(0, 200)}` };
+  }
+  const real = failures.find((failure) => failure.file !== true && !TIMEOUT.test(failure.message));
   const first = real ?? failures[0]!;
   const line = first.message.split('\n').find((text) => text.trim() !== '')?.trim() ?? '';
   return { verdict: real ? 'caught (assertion)' : 'caught (timeout only)', detail: `${first.test}: ${line.slice(0, 200)}` };

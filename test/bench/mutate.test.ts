@@ -65,7 +65,20 @@ describe('verdictOf', () => {
     expect(verdictOf(report([{ status: 'failed', message: 'Error: timed out after 20000 ms waiting for the failover counted' }])).verdict).toBe('caught (timeout only)');
   });
 
-  it('counts a file that failed to load as caught, with its message', () => {
-    expect(verdictOf(report([], { status: 'failed', message: 'SyntaxError: Unexpected token' }))).toEqual({ verdict: 'caught (assertion)', detail: 'test/x.test.ts: SyntaxError: Unexpected token' });
+  it('counts a file that failed with no test failing (a load error, a failed hook) as caught by a file error only, with its message', () => {
+    expect(verdictOf(report([], { status: 'failed', message: 'SyntaxError: Unexpected token' }))).toEqual({ verdict: 'caught (file error only)', detail: 'test/x.test.ts: SyntaxError: Unexpected token' });
+    // A hook that failed: its tests are skipped, none failed (audit 3 counted this as an assertion).
+    expect(verdictOf(report([{ status: 'skipped' }, { status: 'skipped' }], { status: 'failed', message: '' })).verdict).toBe('caught (file error only)');
+  });
+
+  it('says caught by an assertion when one file fails by an assertion and another only as a file', () => {
+    const verdict = verdictOf({
+      numTotalTests: 1,
+      testResults: [
+        { name: 'test/a.test.ts', status: 'failed', message: '', assertionResults: [] },
+        { name: 'test/b.test.ts', status: 'failed', message: '', assertionResults: [{ fullName: 'b 1', status: 'failed', failureMessages: ['AssertionError: expected 1 to be 2'] }] },
+      ],
+    });
+    expect(verdict).toEqual({ verdict: 'caught (assertion)', detail: 'b 1: AssertionError: expected 1 to be 2' });
   });
 });
