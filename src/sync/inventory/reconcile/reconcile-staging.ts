@@ -59,9 +59,12 @@ export class ReconcileStaging {
     return [this.#base, ...parts].join(':');
   }
 
-  /** Adds records (of one chunk) to the staged side. */
+  /** Adds records (of one chunk) to the staged side, STAGE_CHUNK at a time. */
   async stage(records: readonly RecordToStage[]): Promise<void> {
-    if (records.length === 0) return;
+    for (let start = 0; start < records.length; start += STAGE_CHUNK) await this.#stageSome(records.slice(start, start + STAGE_CHUNK));
+  }
+
+  async #stageSome(records: readonly RecordToStage[]): Promise<void> {
     const bySku = new Map<string, StagedRecord[]>();
     for (const { sku, source, cursor, fields } of records) {
       let list = bySku.get(sku);

@@ -140,7 +140,7 @@ async function reconcileStaged(rt: InventoryRuntime, sources: readonly ChangeSou
   const rejects: RecordReject[] = [];
   const pages = new PageQueue(staging, () => ready!, options.signal);
   const read = async (at: StoreRead): Promise<void> => {
-    await readSite(rt, at, options.skus, pages.visit, rejects, erpRead);
+    await readSite(rt, at, options.skus, pages.visit, rejects, erpRead, pages.betweenChunks);
     await pages.drain();
   };
   // configuredSites names one site at least; those the ERP names are added by the time the first is read.
@@ -225,6 +225,8 @@ class PageQueue {
   #page: Array<readonly [InventoryItem, StoreRead]> = [];
   #done: Promise<void> = Promise.resolve();
   #failure: { error: unknown } | undefined;
+  /** Pages handed to `#compare` and not done yet. */
+  #inFlight = 0;
 
   constructor(staging: ReconcileStaging, ready: () => PageContext, signal: AbortSignal | undefined) {
     this.#staging = staging;
@@ -240,6 +242,9 @@ class PageQueue {
     if (this.#page.length >= STAGE_CHUNK) this.#flush();
   };
 
+  /** Holds the store's body back while a page waits behind the one being compared: at most two pages are held. */
+  readonly betweenChunks = (): Promise<void> | undefined => (this.#inFlight > 1 ? this.#done.catch(() => undefined) : undefined);
+
   /** Compares what is gathered and waits for every page to be done; throws a page's failure. */
   async drain(): Promise<void> {
     this.#flush();
@@ -250,7 +255,8 @@ class PageQueue {
     if (this.#page.length === 0) return;
     const page = this.#page;
     this.#page = [];
-    this.#done = this.#done.then(() => this.#compare(page));
+    this.#inFlight++;
+    this.#done = this.#done.then(() => this.#compare(page)).finally(() => this.#inFlight--);
     // Seen at the next item or at `drain`; never an unhandled rejection meanwhile.
     this.#done.catch((error: unknown) => void (this.#failure ??= { error }));
   }
