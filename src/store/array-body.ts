@@ -7,8 +7,9 @@ import type { ElementVisitor } from './request.js';
  * Reads a 2xx body: a JSON array is parsed as it streams in and each element handed to `visit` (the
  * parser keeps none of them); any other body is returned as text (small: an object, a message) for
  * the usual reading. Malformed JSON is a StoreBadResponseError; an error of `visit` passes through.
+ * `betweenChunks` (see `StreamOptions`) may hold the next chunk back.
  */
-export async function parseArrayBody(body: AsyncIterable<Uint8Array>, visit: ElementVisitor, endpoint: string): Promise<string | undefined> {
+export async function parseArrayBody(body: AsyncIterable<Uint8Array>, visit: ElementVisitor, endpoint: string, betweenChunks?: () => Promise<void> | undefined): Promise<string | undefined> {
   let parser: JsonArrayReader | undefined;
   let other: Uint8Array[] | undefined;
   const pending: Uint8Array[] = [];
@@ -23,8 +24,11 @@ export async function parseArrayBody(body: AsyncIterable<Uint8Array>, visit: Ele
     }
   };
   for await (const chunk of body) {
-    if (parser) write(chunk);
-    else if (other) other.push(chunk);
+    if (parser) {
+      write(chunk);
+      const wait = betweenChunks?.();
+      if (wait !== undefined) await wait;
+    } else if (other) other.push(chunk);
     else {
       pending.push(chunk);
       const first = chunk.find((byte) => byte !== 0x20 && byte !== 0x0a && byte !== 0x0d && byte !== 0x09);

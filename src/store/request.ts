@@ -53,6 +53,12 @@ export interface StreamOptions extends CallOptions {
    * timeout does not run while the body is paused. An error of it ends the request and passes through.
    */
   beforeBody?: () => Promise<void>;
+  /**
+   * Called after each chunk of the body is parsed: a promise it returns is awaited before the next chunk
+   * is read, so a caller whose work on the elements lags (the reconcile, comparing pages with Redis) holds
+   * the store back rather than gathering the elements in memory.
+   */
+  betweenChunks?: () => Promise<void> | undefined;
 }
 
 /** What a resource module needs: an authenticated request and the store's settings. */

@@ -112,7 +112,7 @@ export class Transport {
                 throw error;
               }
             }
-            const other = await parseArrayBody(response.body, counting, endpoint);
+            const other = await parseArrayBody(response.body, counting, endpoint, options.betweenChunks);
             return other === undefined ? undefined : this.#interpret({ method: request.method, endpoint, status: response.statusCode, retryAfter: undefined, text: other, attempt });
           }),
         // Elements already handed over cannot be taken back: a failure past them is not repeated.

@@ -1,7 +1,8 @@
 /**
- * The store side of a reconcile meeting the ERP side: each store item, as a read streams it past, is
- * compared with the ERP rows of the targets it stands for (reconcile-targets.ts says which) and dropped;
- * only what differs is kept, per ERP row and target, to be queued. The Stock the store should show is
+ * The store side of a reconcile meeting the ERP side: the store's items, a page at a time as a read
+ * streams them past, are compared with the ERP rows of the targets they stand for (reconcile-targets.ts
+ * says which), those rows an `ErpSnapshot` of the page's SKUs only (reconcile-staging.ts), and dropped;
+ * only what differs is kept, per ERP row and target, to be staged for the queue. The Stock the store should show is
  * the target's published stock: a reconcile never undoes a reservation, and on a site of
  * `inventory.sites` it expects that site's part of the allocation (../listing/allocation.ts).
  */
@@ -11,23 +12,24 @@ import { PRIORITY } from '../enqueue.js';
 import { isCycle, kitFigure, placementOf, publishedStock, type Resolved, SAFETY_FIELD, safetyStockOf, type SkuReservations } from '../listing/index.js';
 import type { InventoryRuntime } from '../runtime.js';
 import type { ErpSnapshot } from '../snapshot/index.js';
+import type { PriceList } from '../target-key.js';
 import { keyOf } from '../target-key.js';
 import type { ReconcileReport } from '../types.js';
 import { diffRecord, reconcilePriority } from './reconcile-diff.js';
-import { Coverage } from './reconcile-missing.js';
 import type { OrphanTally } from './reconcile-orphans.js';
-import type { QueueItem } from './reconcile-queue.js';
+import type { StagedItem } from './reconcile-staging.js';
 import type { StoreRead } from './reconcile-store.js';
-import type { TargetRules } from './reconcile-targets.js';
+import { TargetRules } from './reconcile-targets.js';
 
 /** A Code without reservations, for the allocation of a site's figure. */
 const NO_RESERVATIONS: SkuReservations = { version: 0, moves: 0, entries: [] };
 
-/** What a comparison needs, the ERP side complete. */
+/** What a comparison needs, the ERP side complete (and staged). */
 export interface ComparisonContext {
   rt: InventoryRuntime;
-  erp: ErpSnapshot;
-  rules: TargetRules;
+  /** `inventory.sites` (ids) and `inventory.priceLists`: the target rules of each page. */
+  sites: readonly number[];
+  lists: readonly PriceList[];
   report: ReconcileReport;
   /** SKUs whose ERP records were refused: the ERP has them, so they are no orphans. */
   refused: ReadonlySet<string>;
@@ -44,27 +46,49 @@ export interface ComparisonContext {
   signal?: AbortSignal;
 }
 
-/** The store's items compared as they stream past; what differs kept to queue. */
+/** One page's outcome: what to stage for the queue, and where the store showed the page's ERP SKUs. */
+export interface PageResult {
+  items: StagedItem[];
+  /** ERP SKU → the sites the store showed it on (empty: a read without a site filter, the item naming none). */
+  seen: Map<string, Set<number>>;
+}
+
+/** The store's items compared a page at a time; what differs kept to queue. */
 export class StoreComparison {
   readonly #ctx: ComparisonContext;
-  /** Where the store showed each ERP SKU. */
-  readonly coverage: Coverage;
+  /** The page's ERP rows and their rules (`visitPage`). */
+  #erp!: ErpSnapshot;
+  #rules!: TargetRules;
+  /** Where the store showed each of the page's ERP SKUs. */
+  #seen = new Map<string, Set<number>>();
   /** Store codes with no ERP record. */
   readonly otherCodes = new Set<string>();
   /** Targets with a difference. */
   readonly differing = new Set<string>();
   /** Kit targets whose Stock differs from their figure (or all compared, forced): queued to be re-computed. */
   readonly kitTargets = new Set<string>();
-  /** Per target: the priority of its fix. */
+  /** Per kit target: the priority of its fix. */
   readonly priorities = new Map<string, number>();
-  /** Per ERP row, per target: the fields to queue. */
-  readonly #queue = new Map<number, Map<string, Set<string>>>();
+  /** Per target of the page's rows: the priority of its fix. */
+  #pagePriorities = new Map<string, number>();
+  /** Per ERP row of the page, per target: the fields to queue. */
+  #queue = new Map<number, Map<string, Set<string>>>();
   /** Items visited, over every read. */
   #visited = 0;
 
   constructor(ctx: ComparisonContext) {
     this.#ctx = ctx;
-    this.coverage = new Coverage(ctx.erp.rows);
+  }
+
+  /** Compares a page of store items (of any reads) with `erp`, the rows of their SKUs and of the kits' components. */
+  visitPage(erp: ErpSnapshot, items: ReadonlyArray<readonly [InventoryItem, StoreRead]>): PageResult {
+    this.#erp = erp;
+    this.#rules = new TargetRules(erp, this.#ctx.sites, this.#ctx.lists);
+    this.#seen = new Map();
+    this.#queue = new Map();
+    this.#pagePriorities = new Map();
+    for (const [item, read] of items) this.visit(item, read);
+    return { items: this.#queueItems(), seen: this.#seen };
   }
 
   /**
@@ -73,7 +97,9 @@ export class StoreComparison {
    * same items again, with that list's prices.
    */
   visit(item: InventoryItem, read: StoreRead): void {
-    const { erp, rules, report } = this.#ctx;
+    const { report } = this.#ctx;
+    const erp = this.#erp;
+    const rules = this.#rules;
     const onDefault = read.priceListId === undefined;
     if (this.#visited++ % 1000 === 0) this.#ctx.signal?.throwIfAborted();
     if (onDefault) report.storeItems++;
@@ -91,7 +117,11 @@ export class StoreComparison {
     }
     // Read without a site filter, the item says where it is.
     const site = read.siteId ?? (typeof item.SiteId === 'number' ? item.SiteId : null);
-    if (onDefault) this.coverage.see(first, site);
+    if (onDefault) {
+      let sites = this.#seen.get(code);
+      if (sites === undefined) this.#seen.set(code, (sites = new Set()));
+      if (site !== null) sites.add(site);
+    }
     for (let row: number | undefined = first; row !== undefined; row = erp.next(row)) {
       const siteId = rules.targetSite(row, site);
       if (siteId === null || (!onDefault && rules.listOf(row) !== read.priceListId)) continue;
@@ -111,39 +141,44 @@ export class StoreComparison {
       const toQueue = byTarget.get(key) ?? new Set<string>();
       byTarget.set(key, toQueue);
       for (const field of rules.withSafety(row, queued)) toQueue.add(field);
-      this.priorities.set(key, Math.min(this.priorities.get(key) ?? PRIORITY.other, reconcilePriority(queued, stock, item)));
+      this.#pagePriorities.set(key, Math.min(this.#pagePriorities.get(key) ?? PRIORITY.other, reconcilePriority(queued, stock, item)));
     }
   }
 
-  /** The fields found different (or all compared, forced), as queue items keyed by their targets. */
-  queueItems(): QueueItem[] {
-    const { erp, rules } = this.#ctx;
-    const items: QueueItem[] = [];
+  /** The page's fields found different (or all compared, forced), as queue items keyed by their targets, with the priority of their fix. */
+  #queueItems(): StagedItem[] {
+    const erp = this.#erp;
+    const rules = this.#rules;
+    const items: StagedItem[] = [];
     for (const [row, byTarget] of this.#queue) {
       const values = rules.values(row);
       const source = erp.source(row);
       const cursor = erp.cursor(row);
-      for (const [sku, fields] of byTarget) items.push({ source, cursor, sku, values, fields: [...fields] });
+      for (const [sku, fields] of byTarget) {
+        const priority = Math.min(this.#pagePriorities.get(sku) ?? PRIORITY.other, this.priorities.get(sku) ?? PRIORITY.other);
+        items.push({ source, cursor, sku, values, fields: [...fields], priority });
+      }
     }
     return items;
   }
 
   /** Compares a kit's Stock with `min over its components of floor(expected stock ÷ quantity)` (none in a cycle). */
   #compareKit(item: InventoryItem, read: StoreRead, code: string, kit: Resolved): void {
-    const { rules, report, rt } = this.#ctx;
+    const { report, rt } = this.#ctx;
+    const rules = this.#rules;
     const site = read.siteId ?? (typeof item.SiteId === 'number' ? item.SiteId : null);
     const sites = rules.sites;
     if (isCycle(kit) || (sites.length > 0 && (site === null || !sites.includes(site)))) return;
     const siteId = sites.length > 0 && site !== null ? site : undefined;
     const stock = kitFigure(kit, (component) => {
-      for (let row = this.#ctx.erp.first(component); row !== undefined; row = this.#ctx.erp.next(row)) {
+      for (let row = this.#erp.first(component); row !== undefined; row = this.#erp.next(row)) {
         const expected = rules.targetSite(row, siteId ?? null) === null ? undefined : this.#expectedStock(row, component, siteId);
         if (typeof expected === 'number') return expected;
       }
       return undefined;
     }).figure;
     const key = keyOf({ code, ...(siteId === undefined ? {} : { siteId }) });
-    const changed = diffRecord(report, item, this.#ctx.erp, -1, { fields: ['Stock'], stock, siteId: read.siteId, priceListId: undefined, key, lists: rt.config.inventory.priceLists }, this.#ctx.sampleSize);
+    const changed = diffRecord(report, item, this.#erp, -1, { fields: ['Stock'], stock, siteId: read.siteId, priceListId: undefined, key, lists: rt.config.inventory.priceLists }, this.#ctx.sampleSize);
     if (changed.length > 0) this.differing.add(key);
     if (changed.length === 0 && !this.#ctx.force) return;
     this.kitTargets.add(key);
@@ -155,7 +190,8 @@ export class StoreComparison {
    * site's figure of the allocation on a site of `inventory.sites` (computed per comparison, not kept).
    */
   #expectedStock(row: number, code: string, siteId: number | undefined): unknown {
-    const { erp, rt } = this.#ctx;
+    const { rt } = this.#ctx;
+    const erp = this.#erp;
     const stock = erp.get(row, 'Stock');
     if (typeof stock !== 'number') return stock;
     const safety = safetyStockOf({ value: erp.get(row, SAFETY_FIELD) }, rt.config.inventory.safetyStock);

@@ -1,5 +1,5 @@
 /**
- * The ERP side of a reconcile: every snapshot read into an `ErpSnapshot`, each record checked as a poll
+ * The ERP side of a reconcile: every snapshot read and staged in Redis (reconcile-staging.ts), each record checked as a poll
  * checks it (the store's rules, storesync's own fields, and its target: a price list of
  * `inventory.priceLists`, a SiteId of `inventory.sites`), and the sites and price lists the records
  * name collected, since the store is read once per site and per list.
@@ -7,14 +7,16 @@
 import type { ChangeSource } from '../../../erp/types.js';
 import { validateInventoryUpdate } from '../../../store/validation.js';
 import { localFieldIssues } from '../listing/index.js';
-import { ErpSnapshot, refusedRows } from '../snapshot/index.js';
+import { refusedRows } from '../snapshot/index.js';
 import { codeIssues, type PriceList, priceListOf, siteIssues } from '../target-key.js';
 import type { ReconcileReport } from '../types.js';
 import { storeValues } from './reconcile-queue.js';
+import type { ReconcileStaging, RecordToStage } from './reconcile-staging.js';
 
 /** What the ERP side holds once read. */
 export interface ErpSide {
-  erp: ErpSnapshot;
+  /** The accepted records, staged by SKU. */
+  staging: ReconcileStaging;
   /** SiteIds the accepted records name. */
   sites: Set<number>;
   /** Ids of the price lists the accepted records name. */
@@ -33,12 +35,13 @@ export interface ErpReadOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
-/** Reads every snapshot into SKU → its records (fields and cursor only, as rows), checked on the way, counting into `report`. */
-export async function readErp(sources: readonly ChangeSource[], report: ReconcileReport, options: ErpReadOptions): Promise<ErpSide> {
-  const side: ErpSide = { erp: new ErpSnapshot(), sites: new Set(), lists: new Set(), refused: new Set() };
+/** Stages every snapshot as SKU → its records (fields and cursor only), checked on the way, counting into `report`. */
+export async function readErp(sources: readonly ChangeSource[], report: ReconcileReport, staging: ReconcileStaging, options: ErpReadOptions): Promise<ErpSide> {
+  const side: ErpSide = { staging, sites: new Set(), lists: new Set(), refused: new Set() };
   const { skuFilter } = options;
-  for (const source of sources) {
+  for (const [index, source] of sources.entries()) {
     for await (const chunk of source.snapshot!()) {
+      const accepted: RecordToStage[] = [];
       options.signal?.throwIfAborted();
       const refusedWhole = refusedRows(chunk, skuFilter);
       report.erpRecords += refusedWhole;
@@ -66,8 +69,9 @@ export async function readErp(sources: readonly ChangeSource[], report: Reconcil
         const siteId = record.fields.SiteId;
         if (typeof siteId === 'number' && Number.isInteger(siteId) && siteId > 0) side.sites.add(siteId);
         if (list !== undefined && 'id' in list) side.lists.add(list.id);
-        side.erp.add(source.name, sku, record);
+        accepted.push({ sku, source: index, cursor: record.cursor, fields: record.fields });
       }
+      await staging.stage(accepted);
       options.onProgress?.(report.erpRecords, report.erpRecords);
     }
   }

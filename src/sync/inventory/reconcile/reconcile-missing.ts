@@ -7,50 +7,21 @@
  */
 import type { RecordReject } from '../../../store/records.js';
 import type { InventoryRuntime } from '../runtime.js';
-import type { ErpSnapshot } from '../snapshot/index.js';
-import { keyOf, targetLabel } from '../target-key.js';
+import { keyOf, type PriceList, targetLabel } from '../target-key.js';
 import type { ReconcileReport } from '../types.js';
 import type { QueueItem } from './reconcile-queue.js';
+import { type ReconcileStaging, STAGE_CHUNK } from './reconcile-staging.js';
 import { findElsewhere } from './reconcile-store.js';
-import type { TargetRules } from './reconcile-targets.js';
-
-/** Where the store showed each ERP SKU, by its first row: on any site read, and per site (read, or named by the item). */
-export class Coverage {
-  readonly #rows: number;
-  readonly #any: Uint8Array;
-  readonly #bySite = new Map<number, Uint8Array>();
-
-  constructor(rows: number) {
-    this.#rows = rows;
-    this.#any = new Uint8Array(rows);
-  }
-
-  /** The store showed the SKU whose first row is `first` on `site` (null: a read without a site filter, the item naming none). */
-  see(first: number, site: number | null): void {
-    this.#any[first] = 1;
-    if (site === null) return;
-    let seen = this.#bySite.get(site);
-    if (seen === undefined) this.#bySite.set(site, (seen = new Uint8Array(this.#rows)));
-    seen[first] = 1;
-  }
-
-  /** True when some site read showed the SKU. */
-  anywhere(first: number): boolean {
-    return this.#any[first] === 1;
-  }
-
-  /** True when the store showed the SKU on `site`; for the default target (undefined), on any site read. */
-  on(first: number, site: number | undefined): boolean {
-    return site === undefined ? this.anywhere(first) : this.#bySite.get(site)?.[first] === 1;
-  }
-}
+import { TargetRules } from './reconcile-targets.js';
 
 /** What the missing targets' step needs. */
 export interface MissingContext {
   rt: InventoryRuntime;
-  erp: ErpSnapshot;
-  rules: TargetRules;
-  coverage: Coverage;
+  /** The ERP side, and where the store showed its SKUs. */
+  staging: ReconcileStaging;
+  /** `inventory.sites` (ids) and `inventory.priceLists`: the target rules. */
+  targetSites: readonly number[];
+  lists: readonly PriceList[];
   /** The sites read (null: no filter). */
   sites: ReadonlyArray<number | null>;
   rejects: RecordReject[];
@@ -58,35 +29,53 @@ export interface MissingContext {
   sampleSize: number;
 }
 
-/** Counts the missing targets and the SKUs on other sites into the report; returns what creates them (`inventory.createMissing`). */
+/**
+ * Counts the missing targets and the SKUs on other sites into the report; returns what creates them
+ * (`inventory.createMissing`). The staged SKUs are gone through a page at a time, in the ERP's order.
+ */
 export async function missingTargets(ctx: MissingContext): Promise<QueueItem[]> {
-  const { rt, erp, rules, coverage, report, sampleSize } = ctx;
+  const { rt, staging, report, sampleSize } = ctx;
   // An item the store sent malformed is there, only unreadable.
   const unreadable = new Set(ctx.rejects.flatMap((reject) => (reject.id === null ? [] : [reject.id])));
   const items: QueueItem[] = [];
-  const missing = (code: string, first: number, site: number | undefined): void => {
+  const missing = (rules: TargetRules, code: string, first: number, site: number | undefined): void => {
     report.missingOnStore++;
     if (report.missingSample.length < sampleSize) report.missingSample.push(targetLabel(keyOf({ code, ...(site === undefined ? {} : { siteId: site }) }), rules.lists));
     if (rt.config.inventory.createMissing) items.push(...rules.creationItems(code, first, site));
   };
-  const absent: Array<[string, number]> = [];
-  for (const [sku, first] of erp.skus()) {
-    if (unreadable.has(sku)) continue;
-    if (!coverage.anywhere(first)) {
-      absent.push([sku, first]);
-      continue;
+  const absent: string[] = [];
+  for await (const skus of staging.skus()) {
+    const erp = await staging.page(skus);
+    const rules = new TargetRules(erp, ctx.targetSites, ctx.lists);
+    const expected = new Map(skus.map((sku) => [sku, rules.expectedSites(erp.first(sku)!)]));
+    const sites = new Set<number>();
+    for (const targets of expected.values()) for (const site of targets) if (site !== undefined) sites.add(site);
+    const seen = await staging.seen(skus, sites);
+    for (const sku of skus) {
+      if (unreadable.has(sku)) continue;
+      if (!seen.any.has(sku)) {
+        absent.push(sku);
+        continue;
+      }
+      // The default target (undefined) is there: some site read showed the SKU.
+      for (const site of expected.get(sku)!) if (site !== undefined && seen.on.get(site)?.has(sku) !== true) missing(rules, sku, erp.first(sku)!, site);
     }
-    for (const site of rules.expectedSites(first)) if (!coverage.on(first, site)) missing(sku, first, site);
   }
-  const elsewhere = ctx.sites.includes(null) ? new Map<string, number[]>() : await findElsewhere(rt, ctx.sites, absent.map(([sku]) => sku), ctx.rejects);
-  for (const [sku, first] of absent) {
-    const siteIds = elsewhere.get(sku);
-    if (siteIds) {
-      report.onOtherSites++;
-      if (report.otherSiteSample.length < sampleSize) report.otherSiteSample.push({ sku, siteIds });
-      continue;
+  const elsewhere = ctx.sites.includes(null) ? new Map<string, number[]>() : await findElsewhere(rt, ctx.sites, absent, ctx.rejects);
+  for (let start = 0; start < absent.length; start += STAGE_CHUNK) {
+    const skus = absent.slice(start, start + STAGE_CHUNK);
+    const erp = await staging.page(skus);
+    const rules = new TargetRules(erp, ctx.targetSites, ctx.lists);
+    for (const sku of skus) {
+      const siteIds = elsewhere.get(sku);
+      if (siteIds) {
+        report.onOtherSites++;
+        if (report.otherSiteSample.length < sampleSize) report.otherSiteSample.push({ sku, siteIds });
+        continue;
+      }
+      const first = erp.first(sku)!;
+      for (const site of rules.expectedSites(first)) missing(rules, sku, first, site);
     }
-    for (const site of rules.expectedSites(first)) missing(sku, first, site);
   }
   return items;
 }

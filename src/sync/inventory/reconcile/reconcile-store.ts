@@ -31,7 +31,8 @@ export function configuredSites(rt: InventoryRuntime): Array<number | null> {
 
 /**
  * Streams one site of the store for one price list (or the items of `skus` there) past `visit`, once
- * `ready` (the ERP side) is; items that do not fit go to `rejects`.
+ * `ready` (the ERP side) is, the body held back while `betweenChunks` says to wait; items that do not fit
+ * go to `rejects`.
  */
 export async function readSite(
   rt: InventoryRuntime,
@@ -40,12 +41,13 @@ export async function readSite(
   visit: (item: InventoryItem, at: StoreRead) => void,
   rejects: RecordReject[],
   ready: Promise<void>,
+  betweenChunks?: () => Promise<void> | undefined,
 ): Promise<void> {
   const add = (item: InventoryItem): void => visit(item, at);
   const query = { ...(at.siteId === null ? {} : { siteId: at.siteId }), ...(at.priceListId === undefined ? {} : { pricelistId: at.priceListId }) };
   const read = { onReject: (reject: RecordReject) => void rejects.push(reject) };
   if (skus === undefined) {
-    await rt.store.inventory.each(query, add, { ...read, beforeBody: () => ready });
+    await rt.store.inventory.each(query, add, { ...read, beforeBody: () => ready, ...(betweenChunks ? { betweenChunks } : {}) });
     return;
   }
   await ready;

@@ -1,8 +1,9 @@
 /**
  * The reconcile: the ERP's full current set against the store's inventory, field by field, and only
- * the differences queued. The ERP snapshot is read first and kept as the few fields it maps, in
- * columns (`ErpSnapshot`); the store's inventory then streams past it item by item and is never held
- * (see `reconcileWith`).
+ * the differences queued. The ERP snapshot is read first and staged in Redis by SKU
+ * (reconcile-staging.ts); the store's inventory then streams past it a page at a time, each page compared
+ * with its SKUs' staged records, and is never held (see `reconcileWith`): the process's memory does not
+ * grow with the catalogue (issue 27).
  *
  * Differences are merged as forced pending values: change detection would otherwise skip a value
  * the store once acknowledged but no longer has. The version rule still applies: a snapshot row
@@ -26,8 +27,10 @@ import type { RecordReject } from '../../../store/records.js';
 import type { InventoryItem } from '../../../store/schemas/index.js';
 import type { FlowDeps } from '../../flow.js';
 import { enqueueSkus, PRIORITY } from '../enqueue.js';
+import type { Resolved } from '../listing/index.js';
+import { isCycle } from '../listing/index.js';
 import { type InventoryRuntime, openInventoryRuntime } from '../runtime.js';
-import { targetRows } from '../snapshot/index.js';
+import { type ErpSnapshot, targetRows } from '../snapshot/index.js';
 import { codeOf, siteIdsOf } from '../target-key.js';
 import type { ReconcileReport } from '../types.js';
 import { StoreComparison } from './reconcile-compare.js';
@@ -35,9 +38,9 @@ import { COMPARED } from './reconcile-diff.js';
 import { type ErpSide, readErp } from './reconcile-erp.js';
 import { missingTargets } from './reconcile-missing.js';
 import { decideOrphans, OrphanTally } from './reconcile-orphans.js';
-import { QUEUE_CHUNK, queueForced } from './reconcile-queue.js';
+import { QUEUE_CHUNK, queueForced,type QueueItem } from './reconcile-queue.js';
+import { ReconcileStaging, STAGE_CHUNK, type StagedItem } from './reconcile-staging.js';
 import { configuredSites, readSite, type StoreRead } from './reconcile-store.js';
-import { TargetRules } from './reconcile-targets.js';
 
 /** Options of a reconcile run. */
 export interface ReconcileOptions {
@@ -77,17 +80,28 @@ export async function runReconcile(deps: FlowDeps, options: ReconcileOptions = {
 
 /**
  * Compares the snapshots of `sources` with the store and queues the differing targets (unless dry run).
- * The ERP side is read first and kept as just the fields it maps (about 130 bytes a SKU); the store's
- * inventory then streams past it site by site, and list by list on each site, each item compared as it
- * arrives and dropped, so the store's items (every field of them: names, properties) are never held. The
- * store's answer for the first site is asked for while the ERP is read, and read once the ERP side is
- * complete.
+ * The ERP side is read first and staged in Redis by SKU (just the fields it maps); the store's inventory
+ * then streams past it site by site, and list by list on each site, a page of items at a time compared
+ * with the staged records of the page's SKUs and dropped, so neither side is held whole: the store's items
+ * (every field of them: names, properties) nor the ERP's. What differs is staged too, and queued once
+ * every read is done. The store's answer for the first site is asked for while the ERP is read, and read
+ * once the ERP side is complete. The staging is deleted before the run returns, whatever its outcome.
  */
 export async function reconcileWith(rt: InventoryRuntime, sources: readonly ChangeSource[], options: ReconcileOptions = {}): Promise<ReconcileReport> {
   const withSnapshot = sources.filter((source) => source.snapshot !== undefined);
   if (options.source !== undefined && withSnapshot.length === 0) {
     throw new ConfigError([`inventory.sources.${options.source}: this source has no snapshot to reconcile from`]);
   }
+  const staging = new ReconcileStaging(rt.redis, rt.config.redis.prefix, withSnapshot.map((source) => source.name));
+  try {
+    return await reconcileStaged(rt, sources, withSnapshot, staging, options);
+  } finally {
+    // A Redis that failed the run fails this too: the keys expire (reconcile-staging.ts), the first error is the one thrown.
+    await staging.clear().catch(() => undefined);
+  }
+}
+
+async function reconcileStaged(rt: InventoryRuntime, sources: readonly ChangeSource[], withSnapshot: readonly ChangeSource[], staging: ReconcileStaging, options: ReconcileOptions): Promise<ReconcileReport> {
   const { inventory } = rt.config;
   const siteIds = siteIdsOf(inventory);
   const sampleSize = options.sampleSize ?? 20;
@@ -101,12 +115,12 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
   const full = options.source === undefined && !skuFilter && withSnapshot.length > 0 && withSnapshot.length === sources.length;
   const orphans = full ? new OrphanTally(inventory.reconcile.orphans, sampleSize) : undefined;
   // Set once the ERP side is read: the store's items are compared against it from then on.
-  let ready: { side: ErpSide; rules: TargetRules; comparison: StoreComparison } | undefined;
+  let ready: { side: ErpSide; comparison: StoreComparison; kits: ReadonlyMap<string, Resolved> | undefined } | undefined;
   // The ERP is read while the store prepares its answer for the first site: the store's body waits,
-  // unread, until the ERP side is complete (it must be, to compare), so memory holds the ERP side only.
+  // unread, until the ERP side is complete (it must be, to compare).
   const erpRead = (async () => {
     const signal = options.signal ? { signal: options.signal } : {};
-    const side = await readErp(withSnapshot, report, {
+    const side = await readErp(withSnapshot, report, staging, {
       skuFilter,
       lists: inventory.priceLists,
       sites: siteIds,
@@ -119,15 +133,16 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
     const observedAt = rt.now();
     const reservations = await rt.reservations.all();
     const kits = await rt.kits?.all();
-    const rules = new TargetRules(side.erp, siteIds, inventory.priceLists);
-    const { refused, erp } = side;
-    const comparison = new StoreComparison({ rt, erp, rules, report, refused, orphans, reservations, observedAt, force: options.force === true, sampleSize, ...signal, ...(kits ? { kits } : {}) });
-    ready = { side, rules, comparison };
+    const { refused } = side;
+    const comparison = new StoreComparison({ rt, sites: siteIds, lists: inventory.priceLists, report, refused, orphans, reservations, observedAt, force: options.force === true, sampleSize, ...signal, ...(kits ? { kits } : {}) });
+    ready = { side, comparison, kits };
   })();
   const rejects: RecordReject[] = [];
-  // readSite hands no item over before `erpRead` is done.
-  const visit = (item: InventoryItem, at: StoreRead): void => ready!.comparison.visit(item, at);
-  const read = (at: StoreRead): Promise<void> => readSite(rt, at, options.skus, visit, rejects, erpRead);
+  const pages = new PageQueue(staging, () => ready!, options.signal);
+  const read = async (at: StoreRead): Promise<void> => {
+    await readSite(rt, at, options.skus, pages.visit, rejects, erpRead, pages.betweenChunks);
+    await pages.drain();
+  };
   // configuredSites names one site at least; those the ERP names are added by the time the first is read.
   // Both settle before either's error is thrown: a failed store request must not leave the ERP read running.
   const [erpDone, firstSiteDone] = await Promise.allSettled([erpRead, read({ siteId: sites[0] ?? null })]);
@@ -137,18 +152,23 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
   for (const siteId of sites.slice(1)) await read({ siteId });
   for (const siteId of sites) for (const priceListId of report.priceLists) await read({ siteId, priceListId });
   options.onProgress?.(report.erpRecords, Math.max(report.erpRecords, report.storeItems));
-  const { side, rules, comparison: compared } = ready!;
-  const { erp } = side;
+  const { comparison: compared } = ready!;
 
-  const toQueue = compared.queueItems();
-  toQueue.push(...(await missingTargets({ rt, erp, rules, coverage: compared.coverage, sites, rejects, report, sampleSize })));
+  const created = await missingTargets({ rt, staging, targetSites: siteIds, lists: inventory.priceLists, sites, rejects, report, sampleSize });
   const { priorities } = compared;
   const orphanItems = decideOrphans(rt, orphans, report, { confirmed: options.confirmOrphans === true });
   for (const item of orphanItems) priorities.set(item.sku, PRIORITY.decrease);
-  toQueue.push(...orphanItems);
   report.orphans.queued = orphanItems.length;
-  if (report.dryRun) report.queued = new Set(targetRows(toQueue, inventory.priceLists, siteIds).map(({ sku }) => sku)).size;
-  else for (let i = 0; i < toQueue.length; i += QUEUE_CHUNK) report.queued += await queueForced(rt, toQueue.slice(i, i + QUEUE_CHUNK), priorities);
+  // The differences as staged, QUEUE_CHUNK at a time, then what creates the missing and acts on orphans.
+  const queuedTargets = new Set<string>();
+  const queue = async (items: readonly QueueItem[], byTarget: ReadonlyMap<string, number>): Promise<void> => {
+    if (report.dryRun) for (const { sku } of targetRows(items, inventory.priceLists, siteIds)) queuedTargets.add(sku);
+    else report.queued += await queueForced(rt, items, byTarget);
+  };
+  for await (const chunk of staging.queued(QUEUE_CHUNK)) await queue(chunk.map(withoutPriority), prioritiesOf(chunk, priorities));
+  const rest = [...created, ...orphanItems];
+  for (let i = 0; i < rest.length; i += QUEUE_CHUNK) await queue(rest.slice(i, i + QUEUE_CHUNK), priorities);
+  if (report.dryRun) report.queued = queuedTargets.size;
   // Kits carry no ERP values to merge: their jobs re-compute the figure and send it even where the store
   // last acknowledged the same (it was seen to differ).
   if (compared.kitTargets.size > 0) report.queued += report.dryRun ? compared.kitTargets.size : await enqueueSkus(rt.queue, compared.kitTargets, { priorities, force: true });
@@ -156,7 +176,12 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
   report.storeRejected = new Set(rejects.map((reject) => reject.id ?? reject.issues.map(formatIssue).join())).size;
   if (!report.dryRun) {
     await rt.storeRejects.park(rejects);
-    await rt.storeRejects.clear('inventory', storeCodes(side, compared));
+    // Every code the store showed: those of the ERP's SKUs, then the others.
+    for await (const skus of staging.skus()) {
+      const { any } = await staging.seen(skus, []);
+      await rt.storeRejects.clear('inventory', any);
+    }
+    await rt.storeRejects.clear('inventory', compared.otherCodes);
   }
   report.itemsWithDifferences = compared.differing.size;
   report.skusWithDifferences = new Set(Array.from(compared.differing, codeOf)).size;
@@ -168,6 +193,87 @@ export async function reconcileWith(rt: InventoryRuntime, sources: readonly Chan
   rt.logger.info({ ...report, sample: undefined, missingSample: undefined, onlyOnStoreSample: undefined }, 'inventory reconcile done');
   rt.events.emit('inventory:reconcile:done', report);
   return report;
+}
+
+/** A staged item as the queue takes it. */
+function withoutPriority({ priority: _priority, ...item }: StagedItem): QueueItem {
+  return item;
+}
+
+/** The priorities of a chunk of staged items (the lowest per target), over `base` (kits, orphans). */
+function prioritiesOf(chunk: readonly StagedItem[], base: ReadonlyMap<string, number>): Map<string, number> {
+  const out = new Map(base);
+  for (const { sku, priority } of chunk) out.set(sku, Math.min(out.get(sku) ?? priority, priority));
+  return out;
+}
+
+/** What a page is compared by, once the ERP side is read. */
+interface PageContext {
+  comparison: StoreComparison;
+  kits: ReadonlyMap<string, Resolved> | undefined;
+}
+
+/**
+ * The store's items gathered into pages of STAGE_CHUNK as a read streams them, each page compared (in
+ * order, one at a time) with the staged records of its SKUs and of its kits' components; what the
+ * comparison finds is staged. A page that fails stops the read at its next item.
+ */
+class PageQueue {
+  readonly #staging: ReconcileStaging;
+  readonly #ready: () => PageContext;
+  readonly #signal: AbortSignal | undefined;
+  #page: Array<readonly [InventoryItem, StoreRead]> = [];
+  #done: Promise<void> = Promise.resolve();
+  #failure: { error: unknown } | undefined;
+  /** Pages handed to `#compare` and not done yet. */
+  #inFlight = 0;
+
+  constructor(staging: ReconcileStaging, ready: () => PageContext, signal: AbortSignal | undefined) {
+    this.#staging = staging;
+    this.#ready = ready;
+    this.#signal = signal;
+  }
+
+  /** Takes one item of a read (readSite hands none over before the ERP side is ready). */
+  readonly visit = (item: InventoryItem, at: StoreRead): void => {
+    if (this.#failure) throw this.#failure.error;
+    this.#signal?.throwIfAborted();
+    this.#page.push([item, at]);
+    if (this.#page.length >= STAGE_CHUNK) this.#flush();
+  };
+
+  /** Holds the store's body back while a page waits behind the one being compared: at most two pages are held. */
+  readonly betweenChunks = (): Promise<void> | undefined => (this.#inFlight > 1 ? this.#done.catch(() => undefined) : undefined);
+
+  /** Compares what is gathered and waits for every page to be done; throws a page's failure. */
+  async drain(): Promise<void> {
+    this.#flush();
+    await this.#done;
+  }
+
+  #flush(): void {
+    if (this.#page.length === 0) return;
+    const page = this.#page;
+    this.#page = [];
+    this.#inFlight++;
+    this.#done = this.#done.then(() => this.#compare(page)).finally(() => this.#inFlight--);
+    // Seen at the next item or at `drain`; never an unhandled rejection meanwhile.
+    this.#done.catch((error: unknown) => void (this.#failure ??= { error }));
+  }
+
+  async #compare(page: ReadonlyArray<readonly [InventoryItem, StoreRead]>): Promise<void> {
+    const { comparison, kits } = this.#ready();
+    const codes = new Set<string>();
+    for (const [item] of page) {
+      codes.add(item.Code);
+      const kit = kits?.get(item.Code);
+      if (kit !== undefined && !isCycle(kit)) for (const component of kit) codes.add(component.code);
+    }
+    const erp: ErpSnapshot = await this.#staging.page(codes);
+    const { items, seen } = comparison.visitPage(erp, page);
+    await this.#staging.markSeen(seen);
+    await this.#staging.queue(items);
+  }
 }
 
 /** The report before anything is read. */
@@ -195,10 +301,4 @@ function emptyReport(rt: InventoryRuntime, options: ReconcileOptions, sources: r
     storeRejected: 0,
     queued: 0,
   };
-}
-
-/** Every code the store showed: those of the ERP's SKUs, then the others. */
-function* storeCodes(side: ErpSide, compared: StoreComparison): Iterable<string> {
-  for (const [sku, first] of side.erp.skus()) if (compared.coverage.anywhere(first)) yield sku;
-  yield* compared.otherCodes;
 }
