@@ -106,6 +106,9 @@ export async function runPull(rt: SalesRuntime, options: PullOptions = {}): Prom
     // Once every site was read (or tried: a failed site's sales wait for the next pull, as before).
     if (options.dryRun !== true) await rt.reservations?.requeue();
   }
+  // Every site read: the kits, which wait for the deployment's first such pull, are queued (once).
+  const { kits } = rt;
+  if (options.dryRun !== true && kits !== undefined) await rt.reservations?.pulled(async () => [...(await kits.all()).keys()]);
   if (!report.dryRun) rt.metrics.markSuccess('sales');
   // The activity log writes the line of a pull that queued something (sales:pull:done).
   rt.logger.debug({ ...report, sales: undefined }, report.dryRun ? 'sales pull (dry run)' : 'sales pulled');

@@ -26,7 +26,7 @@ import type { FlowDeps } from '../../flow.js';
 import { enqueueSkus, openInventoryQueue, PRIORITY } from '../enqueue.js';
 import { siteIdsOf, stockTargets } from '../target-key.js';
 import type { InventoryJobData } from '../types.js';
-import { type KitExploder, reservedLines, type SoldLine, soldLines } from './kits/index.js';
+import { firstSalesPullKey, type KitExploder, reservedLines, type SoldLine, soldLines } from './kits/index.js';
 import { openReservationStore, type ReservationStore, type ReservedSaleKey, type SaleLines } from './reservations.js';
 
 /** The statuses the store uses for a sale that will not be fulfilled (spec: -1 rejected, -2 cancelled). */
@@ -97,6 +97,22 @@ export class ReservationSync {
     this.#queue ??= openInventoryQueue(this.#deps.redis, this.#deps.config);
     const sites = siteIdsOf(this.#deps.config.inventory);
     await enqueueSkus(this.#queue, codes.flatMap((code) => stockTargets(code, sites)), { priority });
+  }
+
+  /**
+   * Records a sales pull that read every site. The first on this prefix queues every kit in `kits` (their
+   * figures waited for it: kit-stock.ts, `waitsForFirstSalesPull`); should the queueing fail, the mark is
+   * taken back so that the next pull queues them.
+   */
+  async pulled(kits: () => Promise<readonly string[]>): Promise<void> {
+    const key = firstSalesPullKey(this.#deps.config.redis.prefix);
+    if ((await this.#deps.redis.set(key, String(this.#deps.now()), 'NX')) !== 'OK') return;
+    try {
+      await this.#enqueue(await kits(), PRIORITY.decrease);
+    } catch (error) {
+      await this.#deps.redis.del(key);
+      throw error;
+    }
   }
 
   /** Reserves the lines of sales in a reserving status, releases those cancelled or rejected, and queues their Codes. */

@@ -36,12 +36,13 @@ export interface ExplainedKit {
 export async function explainKit(redis: Redis, config: Config, key: string, code: string, erpStock: unknown): Promise<ExplainedKit | null> {
   if (config.inventory.kits.length === 0) return null;
   const catalog = redisKitCatalog(redis, config.redis.prefix);
-  const [stock, direct] = await Promise.all([readKitStocks({ redis, config }, catalog, [key]).then((stocks) => stocks.get(key)), catalog.direct(code)]);
+  const [stock, direct] = await Promise.all([readKitStocks({ redis, config }, catalog, [key], { ungated: true }).then((stocks) => stocks.get(key)), catalog.direct(code)]);
   if (!stock || !direct) return null;
   const refused: ValidationIssue[] = [];
   for (const { name } of config.inventory.kits) refused.push(...((await catalog.refused(name)).get(code) ?? []));
   const base = { source: direct.source, direct: direct.components, ignoredErpStock: typeof erpStock === 'number' ? erpStock : null, refused };
   if ('cycle' in stock) return { ...base, components: [], figure: null, limiting: null, cycle: stock.cycle };
+  if ('waiting' in stock) return null; // not reached: read ungated
   return {
     ...base,
     components: stock.components.map((component) => ({ ...component, limiting: component.code === stock.limiting })),

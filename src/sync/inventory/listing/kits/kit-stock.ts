@@ -13,6 +13,7 @@
  */
 import type { Redis } from 'ioredis';
 
+import { type Config, reservationsEnabled } from '../../../../config/schema.js';
 import { stateKey } from '../../../../queue/connection.js';
 import { execOrThrow, type Settlement, type SkuState, stockFiguresKey } from '../../state.js';
 import { homeSiteOf, keyOf, stateKeyOf, targetParts } from '../../target-key.js';
@@ -24,8 +25,31 @@ import type { KitCatalog } from './catalog.js';
 import { type ComponentFigure, isCycle, kitFigure, type Resolved } from './composition.js';
 import type { KitRuntime } from './runtime.js';
 
-/** A kit target's figure and how it was reached (`inventory explain` shows it). */
-export type KitStock = { kit: string; siteId?: number } & ({ components: ComponentFigure[]; figure: number; limiting?: string } | { cycle: readonly string[] });
+/**
+ * A kit target's figure and how it was reached (`inventory explain` shows it); or why it has none now: a
+ * cycle, or no complete sales pull yet on this prefix (`waitsForFirstSalesPull`).
+ */
+export type KitStock = { kit: string; siteId?: number } & (
+  | { components: ComponentFigure[]; figure: number; limiting?: string }
+  | { cycle: readonly string[] }
+  | { waiting: 'first sales pull' }
+);
+
+/** Set (NX) by the first sales pull that read every site on this prefix (ReservationSync.pulled). */
+export function firstSalesPullKey(prefix: string): string {
+  return stateKey(prefix, 'sales', 'first-pull');
+}
+
+/**
+ * Whether kit figures wait for the first complete sales pull of the deployment: when the sales pull is
+ * scheduled and reserves. Until that pull, the sales the store already took (a kit sold, or a component
+ * alone) are not reserved: a kit computed then would count units they took — the store lowers a sold
+ * listing itself, never the other kits that share its components. Without a scheduled, reserving pull
+ * nothing would lift the wait: kits are computed at once, as before.
+ */
+export function waitsForFirstSalesPull(config: Readonly<Config>): boolean {
+  return config.sales.sink !== null && config.sales.enabled && reservationsEnabled(config);
+}
 
 /** The key of a component's target on the kit target's site. */
 function componentKey(kitKey: string, component: string): string {
@@ -44,12 +68,25 @@ function figureOf(raw: string | null | undefined): (PendingEntry & { value: numb
  * The kit figures of the stock targets among `keys` (undefined for a key that is no kit's): one round
  * trip finds the kits, one reads every component's ERP figure, safety stock and reservations.
  */
-export async function readKitStocks(rt: Pick<KitRuntime, 'redis' | 'config'>, catalog: KitCatalog, keys: readonly string[]): Promise<Map<string, KitStock>> {
+export async function readKitStocks(
+  rt: Pick<KitRuntime, 'redis' | 'config'>,
+  catalog: KitCatalog,
+  keys: readonly string[],
+  options: { ungated?: boolean } = {},
+): Promise<Map<string, KitStock>> {
   const out = new Map<string, KitStock>();
   const stockKeys = keys.filter((key) => targetParts(key).priceListId === undefined);
   const resolved = await catalog.explodeMany([...new Set(stockKeys.map((key) => targetParts(key).code))]);
   const kitKeys = stockKeys.filter((key) => resolved.has(targetParts(key).code));
   if (kitKeys.length === 0) return out;
+  // Before the deployment's first complete sales pull, no kit figure (the pull re-queues every kit).
+  if (options.ungated !== true && waitsForFirstSalesPull(rt.config) && (await rt.redis.exists(firstSalesPullKey(rt.config.redis.prefix))) === 0) {
+    for (const key of kitKeys) {
+      const { code: kit, siteId } = targetParts(key);
+      out.set(key, { kit, ...(siteId === undefined ? {} : { siteId }), waiting: 'first sales pull' });
+    }
+    return out;
+  }
   const leavesOf = (key: string): Resolved => resolved.get(targetParts(key).code) ?? [];
   const wanted = [...new Set(kitKeys.flatMap((key) => {
     const leaves = leavesOf(key);
@@ -113,12 +150,12 @@ async function readSellable(redis: Redis, config: KitRuntime['config'], keys: re
 
 /**
  * The stock plan of a kit target: the kit's own ERP Stock and SafetyStock are settled unused, and the
- * figure is sent unless the store already acknowledged it (see the module comment). A kit in a cycle
- * gets no stock write.
+ * figure is sent unless the store already acknowledged it (see the module comment). A kit in a cycle,
+ * or waiting for the first sales pull, gets no stock write.
  */
 export function planKitStock(state: SkuState, stock: KitStock, force: boolean, now: number): StockPlan {
   const settled: Settlement[] = [...state.pending].filter(([field]) => field === 'Stock' || field === SAFETY_FIELD).map(([field, read]) => ({ mode: 'drop', field, read }));
-  if ('cycle' in stock) return { onApplied: [], settled, passed: [] };
+  if ('cycle' in stock || 'waiting' in stock) return { onApplied: [], settled, passed: [] };
   // The store moves a listing itself for the sales placed or cancelled on it: with sites, its own site's.
   const reservations = parseSkuReservations(state.reservations);
   const moves = stock.siteId === undefined ? reservations.moves : (reservations.siteMoves?.get(stock.siteId) ?? 0);

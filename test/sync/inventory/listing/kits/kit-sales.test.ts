@@ -88,7 +88,7 @@ function placeSale(lines: Lines, siteId = 1): number {
 
 /**
  * `sites`: `inventory.sites` split half and half, no `store.siteId` (the pull reads each site).
- * `readKits`: read the kits source once before returning.
+ * `readKits`: read the kits source once, and pull the (still empty) sales once, before returning.
  */
 async function open(exportAs: 'kit' | 'components' = 'kit', sites = false, readKits = true): Promise<void> {
   deps = h.deps({
@@ -114,7 +114,11 @@ async function open(exportAs: 'kit' | 'components' = 'kit', sites = false, readK
   });
   flow = await startInventoryFlow(deps, { role: 'all' });
   sales = openSalesRuntime(deps);
-  if (readKits) await flow.kits('kits');
+  if (readKits) {
+    await flow.kits('kits');
+    // The deployment's first complete sales pull (no sale placed yet): kit figures wait for it.
+    await runPull(sales);
+  }
 }
 
 beforeAll(async () => {
@@ -198,6 +202,47 @@ describe('selling kits', () => {
     // GIFT = 2 × MUG + 1 × BOX: its components reserved, not only the kit's own code.
     expect((await explainSku(deps, 'MUG')).reservations).toMatchObject([{ saleId: gift, quantity: 2 }]);
     expect((await explainSku(deps, 'BOX')).reservations).toMatchObject([{ saleId: gift, quantity: 1 }]);
+  });
+
+  it('writes no kit before the deployment\'s first complete sales pull, then every kit, counting the sales the store took before (regression: chaos --kits seed 7)', async () => {
+    await open('kit', false, false);
+    await flow.kits('kits');
+    for (const code of COMPONENTS) await setErpStock(code, 10);
+    // Sold while no pull had run yet (a new deployment, or its producer still starting): 3 breakfast kits.
+    placeSale({ BREAKFAST: 3 });
+    await flow.poll('erp');
+    await idle();
+    // The components' own listings are written (ERP 10 − safety 1); no kit is: its figure would be
+    // computed without the 3 mugs and 3 coffees the breakfast kits took, and GIFT (which shares the mug)
+    // would show floor(9 / 2) = 4 where only floor(6 / 2) = 3 can be delivered.
+    expect(COMPONENTS.map(storeStock)).toEqual([9, 9, 9]);
+    expect(h.sim.writes.filter((write) => write.code in KITS)).toEqual([]);
+    await runPull(sales);
+    await idle();
+    // MUG 9 − 3 = 6, BOX 9, COFFEE 9 − 3 = 6; GIFT min(floor(6/2), 9) = 3, BREAKFAST min(6, 6) = 6, SAMPLER floor(6/0.5) = 12.
+    const sold = [{ BREAKFAST: 3 }];
+    expect(COMPONENTS.map((c) => sellable(10, sold, c))).toEqual([6, 9, 6]);
+    expect(CODES.map(storeStock)).toEqual([6, 9, 6, 3, 6, 12]);
+    // Every kit's first write came after the pull, and each was written once.
+    expect(h.sim.writes.filter((write) => write.code in KITS).map((write) => write.code).sort()).toEqual(['BREAKFAST', 'GIFT', 'SAMPLER']);
+  });
+
+  it('writes every kit at the first complete sales pull even when it finds no sale: nothing else would queue them', async () => {
+    await open('kit', false, false);
+    await flow.kits('kits');
+    for (const code of COMPONENTS) await setErpStock(code, 10);
+    await flow.poll('erp');
+    await idle();
+    expect(h.sim.writes.filter((write) => write.code in KITS)).toEqual([]);
+    await runPull(sales);
+    await idle();
+    // Sellable 9 each: GIFT min(floor(9/2), 9) = 4, BREAKFAST min(9, 9) = 9, SAMPLER floor(9/0.5) = 18.
+    expect(CODES.map(storeStock)).toEqual([9, 9, 9, 4, 9, 18]);
+    // A second pull queues them no more: the first is recorded once per deployment.
+    const writes = h.sim.writes.length;
+    await runPull(sales);
+    await idle();
+    expect(h.sim.writes.length).toBe(writes);
   });
 
   it('reserves a kit sale under the sale\'s site: with split stock only that site\'s components and kits drop', async () => {
