@@ -110,16 +110,14 @@ describe('memory that does not grow with the catalogue (issue 27)', () => {
     const result = await run(h, { SCALE_MODE: 'reconcile' });
     const drifted = SKUS / 1000;
     expect(result.report).toMatchObject({ erpRecords: SKUS, storeItems: SKUS, differences: drifted, perField: { Stock: drifted }, itemsWithDifferences: drifted, queued: drifted, missingOnStore: 0, onlyOnStore: 0 });
-    // What grows with the catalogue: the peak past the first quarter of the ERP read. The reconcile's read path
-    // (each record checked as a poll checks it, the store's items parsed) reaches a fixed level of RSS
-    // within its first 20,000 records (33–46 MiB over the base, measured at 50,000 and 200,000 SKUs alike:
-    // bench/README.md), more than the 19 MiB the whole bound would allow and not per SKU; from there on it
-    // may grow by 100 bytes a SKU of the rest, the store's read included. The code that held the ERP side
-    // grew by ~44 MiB from there.
+    // The peak past the first quarter of the ERP read, printed: on Node 20 the read path (each record checked
+    // as a poll checks it, the store's items parsed) reaches a fixed level of RSS within its first 20,000
+    // records and stays (0–1.6 MiB past the quarter; the code that held the ERP side grew ~44 MiB there),
+    // but on Node 24 uncollected garbage adds 26 MiB there for the same code, so the bound asserted is the
+    // live heap's (what the process holds per SKU), which the code holding the ERP side (~100 B a SKU) fails.
     const quarter = result.progress!.find(([done]) => done >= SKUS / 4)!;
     const pastQuarterMiB = (result.maxRss - quarter[1]) / 2 ** 20;
     process.stdout.write(`scale-memory reconcile: peak RSS growth past the first quarter of the ERP read ${pastQuarterMiB.toFixed(1)} MiB\n`);
-    expect(pastQuarterMiB).toBeLessThanOrEqual(((SKUS * 3) / 4) * 100 / 2 ** 20);
     expect(result.liveMiB).toBeLessThanOrEqual(LIVE_LIMIT_MIB);
     expect(result.growthMiB).toBeLessThanOrEqual(GROWTH_LIMIT_MIB);
     // The run's staging is gone: nothing of it is left in Redis.
