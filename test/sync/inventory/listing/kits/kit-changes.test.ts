@@ -14,7 +14,7 @@ import { type InventoryRuntime, openInventoryRuntime } from '../../../../../src/
 import { waitFor } from '../../../../../src/wait-for.js';
 import { PG_URL, pgScratch } from '../../../../erp/databases.js';
 import { NEVER } from '../../../../helpers/erp-scenario.js';
-import { createHarness, type Harness } from '../../harness.js';
+import { createHarness, type Harness, pgStockSource } from '../../harness.js';
 
 const CODES = ['MUG', 'BOX', 'CAN', 'LID', 'GIFT', 'SIXPACK', 'DUO', 'TRIO', 'PAIR'];
 
@@ -53,17 +53,7 @@ describe('a kits source polled by its changes query', () => {
     deps = h.deps({
       inventory: {
         safetyStock: 1,
-        sources: [
-          {
-            name: 'erp',
-            kind: 'sql',
-            url: PG_URL,
-            timeZone: 'UTC',
-            schedule: NEVER,
-            changes: `SELECT code AS "Code", qty AS "Stock", modified AS cursor FROM ${s}.stock
-              WHERE CAST(:cursor AS timestamp) IS NULL OR modified > :cursor ORDER BY modified, code LIMIT :limit`,
-          },
-        ],
+        sources: [pgStockSource(s)],
         kits: [
           {
             name: 'bundles',
