@@ -108,7 +108,9 @@ export class ReservationSync {
     const key = firstSalesPullKey(this.#deps.config.redis.prefix);
     if ((await this.#deps.redis.set(key, String(this.#deps.now()), 'NX')) !== 'OK') return;
     try {
-      await this.#enqueue(await kits(), PRIORITY.decrease);
+      const codes = await kits();
+      await this.#enqueue(codes, PRIORITY.decrease);
+      this.#deps.logger.info({ kits: codes.length }, `first complete sales pull of this deployment: ${codes.length} kit(s), whose figures waited for it, queued`);
     } catch (error) {
       await this.#deps.redis.del(key);
       throw error;
