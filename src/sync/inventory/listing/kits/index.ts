@@ -9,7 +9,7 @@ export { applyKitChanges, type CompositionWrite, type KitCatalog, type KitChange
 export { kitBatch, kitCursors, pollKitChanges } from './changes.js';
 export { checkKitRow, type ComponentFigure, cyclesOf, groupRows, isCycle, type KitComponent, type KitCycle, kitFigure, type KitRow, resolveAll,type Resolved } from './composition.js';
 export { describeKit, type ExplainedKit, explainKit } from './explain.js';
-export { firstSalesPullKey, type KitStock, planKitStock, readKitStocks, waitsForFirstSalesPull } from './kit-stock.js';
+export { firstSalesPullKey, type KitStock, planKitStock, readKitStocks, resetFirstSalesPull, waitsForFirstSalesPull } from './kit-stock.js';
 export { requeueKits } from './propagation.js';
 export { refreshKits } from './refresh.js';
 export type { KitRuntime } from './runtime.js';

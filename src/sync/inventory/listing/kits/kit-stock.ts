@@ -51,6 +51,18 @@ export function waitsForFirstSalesPull(config: Readonly<Config>): boolean {
   return config.sales.sink !== null && config.sales.enabled && reservationsEnabled(config);
 }
 
+/**
+ * A producer starting takes the first-pull mark back (before any worker of its process starts), so that
+ * kits wait for its own first complete pull: the sales the store took while no producer ran (the whole
+ * deployment stopped) are not reserved yet, and a kit computed before that pull would count the units
+ * they took. With another producer still running, kits only pause until the next pull, which queues them
+ * all. Returns whether a mark was taken back.
+ */
+export async function resetFirstSalesPull(redis: Pick<Redis, 'del'>, config: Readonly<Config>): Promise<boolean> {
+  if (!waitsForFirstSalesPull(config) || config.inventory.kits.length === 0) return false;
+  return (await redis.del(firstSalesPullKey(config.redis.prefix))) === 1;
+}
+
 /** The key of a component's target on the kit target's site. */
 function componentKey(kitKey: string, component: string): string {
   const { siteId } = targetParts(kitKey);

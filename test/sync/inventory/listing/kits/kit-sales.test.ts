@@ -245,6 +245,41 @@ describe('selling kits', () => {
     expect(h.sim.writes.length).toBe(writes);
   });
 
+  it('writes no kit after a restart of the whole deployment before its producer\'s first pull: sales taken while it was down are not reserved yet', async () => {
+    await open();
+    for (const code of COMPONENTS) await setErpStock(code, 10);
+    await flow.poll('erp');
+    await idle();
+    // Sellable 9 each: GIFT 4, BREAKFAST 9, SAMPLER 18.
+    expect(CODES.map(storeStock)).toEqual([9, 9, 9, 4, 9, 18]);
+    // The whole deployment stops; the store goes on selling: 2 breakfasts (the store lowers BREAKFAST
+    // itself, never GIFT, which shares the mug, nor SAMPLER, which shares the coffee).
+    await sales.close();
+    await flow.close(1000);
+    placeSale({ BREAKFAST: 2 });
+    h.sim.state.items.get('BREAKFAST')!.item.Stock = 7;
+    const before = h.sim.writes.length;
+    flow = await startInventoryFlow(deps, { role: 'all' });
+    sales = openSalesRuntime(deps);
+    // Goods received: MUG 12 queues GIFT and BREAKFAST. Computed now, GIFT would count the 2 mugs the
+    // breakfasts took: floor((12 − 1) / 2) = 5 where only floor((12 − 1 − 2) / 2) = 4 can be delivered.
+    await setErpStock('MUG', 12);
+    await flow.poll('erp');
+    await idle();
+    // Only the mug's own listing is written before the pull (README, "What storesync cannot see").
+    expect(h.sim.writes.slice(before).map((write) => write.code)).toEqual(['MUG']);
+    await runPull(sales);
+    await idle();
+    const sold = [{ BREAKFAST: 2 }];
+    const figures = [sellable(12, sold, 'MUG'), sellable(10, sold, 'BOX'), sellable(10, sold, 'COFFEE')];
+    expect(figures).toEqual([9, 9, 7]);
+    // GIFT min(floor(9/2), 9) = 4 (as acknowledged: not sent), BREAKFAST min(9, 7) = 7, SAMPLER floor(7/0.5) = 14.
+    const kits = ['GIFT', 'BREAKFAST', 'SAMPLER'].map((kit) => kitFigure(kit, (c) => figures[COMPONENTS.indexOf(c)]!));
+    expect(kits).toEqual([4, 7, 14]);
+    expect(CODES.map(storeStock)).toEqual([...figures, ...kits]);
+    expect(h.sim.writes.slice(before).some((write) => write.code === 'GIFT')).toBe(false);
+  });
+
   it('reserves a kit sale under the sale\'s site: with split stock only that site\'s components and kits drop', async () => {
     await h.close();
     h = await createHarness(CODES.map((Code) => ({ Code, Stock: 0, Price: 10 })), { itemsPerSite: [1, 2] });
