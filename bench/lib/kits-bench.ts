@@ -17,7 +17,8 @@
  * as the cli benchmark reads them (`sync-cost.ts`), per store write.
  */
 import { createRedis } from '../../src/queue/connection.js';
-import { type KitRow, writeComposition } from '../../src/sync/inventory/listing/index.js';
+import { firstSalesPullKey, type KitRow, writeComposition } from '../../src/sync/inventory/listing/index.js';
+import { waitFor } from '../../src/wait-for.js';
 import { sku } from './bench-erp.js';
 import { type CliDaemon, startCliDaemon } from './cli-daemon.js';
 import { type BenchEnvironment, STORE_PASSWORD, STORE_USER } from './environment.js';
@@ -172,6 +173,14 @@ async function kitCells(env: BenchEnvironment, sim: SimulatorProcess, log: Write
     const started = Date.now();
     await log.mark();
     await insertStocks(env, stocks);
+    // Kits wait for the daemon's first complete sales pull (README, "No kit figure before the first sales
+    // pull"; the default schedule, every 2 minutes): the setup lasts until it has queued them.
+    const redis = createRedis(env.redis.url);
+    try {
+      await waitFor(async () => (await redis.exists(firstSalesPullKey(prefix))) === 1, { timeoutMs: 180_000, intervalMs: 500, message: 'the first sales pull of the kit daemon' });
+    } finally {
+      redis.disconnect();
+    }
     // Each component once; a kit once or more as its components arrive (or not, should the store already hold its figure).
     await log.quiet(5000, 900_000);
     const setupS = round((Date.now() - started) / 1000, 1);
