@@ -79,7 +79,8 @@ export class FailedJobLog {
 
   /**
    * Adds the entries not already in the queue and moves every waiting entry to failed; returns those
-   * not failed before (an entry left waiting or active by an interrupted call included), each once.
+   * not failed before (an entry left waiting or active by an interrupted call included), each once
+   * (two instances recording the same entry at the same moment may both return it).
    */
   async record(entries: readonly FailedEntry[]): Promise<FailedEntry[]> {
     const fresh = await this.#notFailedYet(entries);
