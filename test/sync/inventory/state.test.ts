@@ -331,6 +331,18 @@ describe('InventoryState: upgrade from the layout before one hash (pending, appl
     expect((await new InventoryState(redis, prefix).read('O-1')).pending.size).toBe(0);
   });
 
+  it('keeps per field the higher applied version when a process of this release applied one first', async () => {
+    await redis.hset(`${prefix}:inventory:meta`, 'opts.maxLenEvents', '10000');
+    // The old key's versions: Stock 90 (older than the 95 this release applied since), Price 100 (newer than 50).
+    await redis.hset(old('applied', 'V-1'), { Stock: '90', Price: '100' });
+    await redis.hset(`${prefix}:state:inv:target:V-1`, { 'a:Stock': '95', 'a:Price': '50' });
+
+    const converted = await state.read('V-1');
+    // The higher of the two, per field (hand-computed): Stock max(90, 95), Price max(100, 50).
+    expect(Object.fromEntries(converted.applied)).toEqual({ Stock: 95, Price: 100 });
+    expect(await redis.exists(old('applied', 'V-1'))).toBe(0);
+  });
+
   it('marks a deployment whose inventory queue never had a job converted at once, without walking the keyspace', async () => {
     await state.ensureLayout();
     expect(await redis.get(`${prefix}:state:inv:layout`)).toBe('2');

@@ -62,4 +62,24 @@ describe('ReconcileStaging', () => {
     await staging.clear();
     expect(await listKeys(redis, prefix)).toEqual([]);
   });
+
+  it('gives every staged SKU back, 1,000 at a time in the order first read, past the first chunk (2,500 SKUs)', async () => {
+    const staging = new ReconcileStaging(redis, prefix, ['erp-a']);
+    // The oracle: the Codes as staged, in that order (in two calls, the second adding to the first's order).
+    const codes = Array.from({ length: 2500 }, (_, i) => `S-${String(2500 - i).padStart(4, '0')}`);
+    await staging.stage(codes.slice(0, 1700).map((sku, i) => ({ sku, source: 0, cursor: i, fields: { Code: sku, Stock: i } })));
+    await staging.stage(codes.slice(1700).map((sku, i) => ({ sku, source: 0, cursor: 1700 + i, fields: { Code: sku, Stock: 1700 + i } })));
+    const chunks: string[][] = [];
+    for await (const skus of staging.skus()) chunks.push(skus);
+    expect(chunks.map((chunk) => chunk.length)).toEqual([1000, 1000, 500]);
+    expect(chunks.flat()).toEqual(codes);
+    // Exactly two full chunks: both given, and no empty third.
+    await staging.clear();
+    const exact = new ReconcileStaging(redis, prefix, ['erp-a']);
+    await exact.stage(codes.slice(0, 2000).map((sku, i) => ({ sku, source: 0, cursor: i, fields: { Code: sku, Stock: i } })));
+    const sizes: number[] = [];
+    for await (const skus of exact.skus()) sizes.push(skus.length);
+    expect(sizes).toEqual([1000, 1000]);
+    await exact.clear();
+  });
 });

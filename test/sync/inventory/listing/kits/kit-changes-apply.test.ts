@@ -112,6 +112,19 @@ describe('applyKitChanges', () => {
     expect(await redis.get(`${prefix}:state:kit:direct:GIFT`), 'untouched: nothing was written').toBe(before!.replace('"quantity":2', '"quantity":2.0'));
   });
 
+  it('takes a kit another source stored with the same components: it is this source\'s now, and stays when the other drops it', async () => {
+    await writeComposition(redis, prefix, 'packs', [row('CRATE', 'CAN', 24)]);
+    // bundles' feed reads CRATE with the very components packs gave it: not "stored as read" (packs' entry).
+    await applyKitChanges(redis, prefix, 'bundles', new Map([['CRATE', [{ code: 'CAN', quantity: 24 }]]]));
+    const catalog = redisKitCatalog(redis, prefix);
+    expect(await catalog.direct('CRATE')).toEqual({ source: 'bundles', components: [{ code: 'CAN', quantity: 24 }] });
+    expect(await redis.smembers(`${prefix}:state:kit:src:bundles`)).toEqual(['CRATE']);
+    // packs read whole without CRATE: bundles still gives it, so it stays a kit.
+    await writeComposition(redis, prefix, 'packs', []);
+    expect(await catalog.explode('CRATE')).toEqual([{ code: 'CAN', quantity: 24 }]);
+    expect(await catalog.kitsContaining('CAN')).toEqual(['CRATE']);
+  });
+
   it('replaces the refusals of the kits read, keeping the others\'', async () => {
     await writeComposition(redis, prefix, 'bundles', [row('GIFT', 'MUG', 2), row('PAIR', 'BOX', 2)], [
       { kit: 'GIFT', ref: 'r1', issues: [{ record: 'r1', field: 'quantity', value: 0, rule: 'a number above 0' }] },

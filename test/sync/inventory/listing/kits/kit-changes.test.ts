@@ -177,6 +177,16 @@ describe('a kits source polled by its changes query', () => {
     expect((await rt.kits!.refused('bundles')).has('PAIR')).toBe(false);
     expect(await rt.kits?.explode('PAIR')).toEqual([{ code: 'BOX', quantity: 3 }]);
   }, 60_000);
+
+  it('counts the refused rows of every batch of a poll, not the last batch\'s only', async () => {
+    // From the stored cursor 10:09, three rows a read: PAIR (10:09, re-read), BAD1 (10:10), BAD2 (10:11).
+    // That first batch is full: BAD2, at its last cursor, is held back and read again in a second batch.
+    // One refused row in each batch: 2 in all (hand count), of 4 rows read.
+    await scratch.db.query(`INSERT INTO ${s}.bundle (kit, modified) VALUES ('BAD1', '2026-01-01 10:10:00'), ('BAD2', '2026-01-01 10:11:00')`);
+    await scratch.db.query(`INSERT INTO ${s}.bundle_item (kit, component, qty) VALUES ('BAD1', 'MUG', 0), ('BAD2', 'BOX', 0)`);
+    expect(await flow.kitChanges('bundles')).toMatchObject({ read: 4, refused: 2, changed: 0, cursor: '2026-01-01T10:11:00.000Z' });
+    expect([...(await rt.kits!.refused('bundles')).keys()].sort()).toEqual(['BAD1', 'BAD2']);
+  }, 60_000);
 });
 
 describe('a kits source\'s changes query without changesSchedule', () => {
