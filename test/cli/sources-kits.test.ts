@@ -37,6 +37,11 @@ beforeAll(async () => {
   await pg.db.query(`INSERT INTO ${pg.schema}.bundle_item VALUES ('GIFT', 'MUG', 2), ('GIFT', 'BOX', 1), ('OLD', 'MUG', 1), ('DUO', 'CAN', 1), ('DUO', 'LID', 0)`);
   const changes = `SELECT b.kit, i.component, i.qty AS quantity, b.modified AS cursor FROM ${pg.schema}.bundle b LEFT JOIN ${pg.schema}.bundle_item i ON i.kit = b.kit AND NOT b.disabled
     WHERE CAST(:cursor AS timestamp) IS NULL OR b.modified >= :cursor ORDER BY b.modified, b.kit, i.component LIMIT :limit`;
+  // A kit whose change rows name a component without a quantity: a refused row, not the kit's removal.
+  await pg.db.query(`CREATE TABLE ${pg.schema}.partial (kit text, component text, qty numeric, modified timestamp(6) NOT NULL)`);
+  await pg.db.query(`INSERT INTO ${pg.schema}.partial VALUES ('HALF', 'BOX', 1, '2026-01-05 10:00:00'), ('HALF', 'MUG', NULL, '2026-01-05 10:00:00')`);
+  const partialChanges = `SELECT kit, component, qty AS quantity, modified AS cursor FROM ${pg.schema}.partial
+    WHERE CAST(:cursor AS timestamp) IS NULL OR modified >= :cursor ORDER BY modified, kit, component LIMIT :limit`;
   const bundleSnapshot = `SELECT b.kit, i.component, i.qty AS quantity FROM ${pg.schema}.bundle b JOIN ${pg.schema}.bundle_item i ON i.kit = b.kit WHERE NOT b.disabled`;
   await writeFile(
     configFile,
@@ -60,6 +65,14 @@ beforeAll(async () => {
       '      changesSchedule: "0 0 0 1 1 *"',
       `      snapshot: ${JSON.stringify(bundleSnapshot)}`,
       `      changes: ${JSON.stringify(changes)}`,
+      '    - name: partial',
+      '      kind: sql',
+      `      url: ${PG_URL}`,
+      '      timeZone: UTC',
+      '      schedule: "0 0 0 1 1 *"',
+      '      changesSchedule: "0 0 0 1 1 *"',
+      `      snapshot: ${JSON.stringify(`SELECT kit, component, qty AS quantity FROM ${pg.schema}.partial`)}`,
+      `      changes: ${JSON.stringify(partialChanges)}`,
       '',
     ].join('\n'),
   );
@@ -110,5 +123,14 @@ describe('storesync sources test on a kits source', () => {
     expect(fromCursor).toMatchObject({ readFrom: 'stored', from: '2026-01-05T10:01:00.000Z', read: 5 });
     expect(fromCursor?.kits).toEqual({ GIFT: ['1 × BOX', '2 × MUG'], OLD: [], DUO: ['1 × CAN'] });
     expect(await dumpPrefix(redis, prefix)).toEqual(before);
+  });
+
+  it('refuses a change row that names a component without a quantity: only a row with neither is a kit left without components', async () => {
+    const run = await cli(['--config', configFile, 'sources', 'test', 'partial', '--json']);
+    expect(run.stderr).toBe('');
+    const [result] = (JSON.parse(run.stdout) as { sources: SourceTestResult[] }).sources;
+    // 2 rows of HALF: BOX × 1, and MUG with no quantity (refused, on its quantity).
+    expect(result).toMatchObject({ source: 'partial', flow: 'kits', read: 2, refused: 1 });
+    expect(result?.rejects.map(({ record, field }) => [record, field])).toEqual([['partial row cursor=2026-01-05T10:00:00.000Z kit=HALF', 'quantity']]);
   });
 });

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
 import { INVENTORY_FIELDS } from '../../src/erp/fields.js';
-import { type PollSettings, rowKey, toBatchParts } from '../../src/erp/polling.js';
+import { pollChanges, type PollSettings, rowKey, toBatchParts } from '../../src/erp/polling.js';
 import type { Cursor } from '../../src/erp/types.js';
 import { silentLogger } from '../../src/log.js';
 
@@ -135,6 +135,20 @@ describe('toBatchParts with known rows', () => {
     expect(parts.known).toBe(1);
     expect(parts.records).toEqual([{ ref: 'erp row cursor=2025-01-01T00:00:02.500Z Code=B', cursor: '2025-01-01T00:00:02.500Z', fields: { Code: 'B', Stock: 2 }, rowKey: rowKey(text[1]!) }]);
     expect(parts.cursors).toEqual(['2025-01-01T00:00:01.000Z', '2025-01-01T00:00:02.500Z']);
+  });
+
+  it('pollChanges parses the new rows a reader returns with their dates still text, by the reader\'s revive (a naive timestamp in the source\'s zone)', async () => {
+    // pg's text of a naive timestamp: only the reader knows its zone (here UTC−5, New York in January).
+    const text = [
+      { code: 'A', stock: 1, cursor: '2025-01-01 00:00:01' },
+      { code: 'B', stock: 2, cursor: '2025-01-01 00:00:02.5' },
+    ];
+    const revive = (raw: Readonly<Record<string, unknown>>) => ({ ...raw, cursor: new Date(`${String(raw.cursor).replace(' ', 'T')}-05:00`) });
+    const known = new Map<string, Cursor>([[rowKey(text[0]!)!, '2025-01-01T05:00:01.000Z']]);
+    const batch = await pollChanges(null, 10, settings, () => Promise.resolve({ rows: text, revive }), { known: { cursorOf: (key) => known.get(key) } });
+    // B at 00:00:02.5 in UTC−5 is 05:00:02.5 UTC; A is known (its delivered cursor kept).
+    expect(batch.records.map((record) => [record.fields.Code, record.cursor])).toEqual([['B', '2025-01-01T05:00:02.500Z']]);
+    expect(batch).toMatchObject({ known: 1, nextCursor: '2025-01-01T05:00:02.500Z' });
   });
 
   it('gives no row key without known rows (a snapshot, a source read by hand)', () => {

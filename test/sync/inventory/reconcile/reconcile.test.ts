@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { startInventoryFlow } from '../../../../src/sync/inventory/index.js';
 import { runReconcile } from '../../../../src/sync/inventory/reconcile/reconcile.js';
 import { type InventoryRuntime, openInventoryRuntime } from '../../../../src/sync/inventory/runtime.js';
+import { jobSkus } from '../../../../src/sync/inventory/types.js';
 import { createInventoryWorker } from '../../../../src/sync/inventory/worker.js';
 import { waitFor } from '../../../../src/wait-for.js';
 import { createHarness, type Harness, stage, writesOf } from '../harness.js';
@@ -127,6 +128,27 @@ describe('runReconcile', () => {
     } finally {
       await worker.close();
     }
+  });
+
+  it('queues a Stock the store shows too high at the priority of a decrease, ahead of increases and prices', async () => {
+    // store 35, ERP 30 (the store must go down); R-2: store 20, ERP 21 (up); R-4: a price only.
+    h.sim.upsertItem({ Code: 'R-3', Stock: 35 });
+    const report = await runReconcile(deps());
+    expect(report).toMatchObject({ differences: 3, queued: 3, perField: { Stock: 2, Price: 1 } });
+    const jobs = await rt.queue.getJobs(['waiting', 'prioritized', 'delayed']);
+    const priorityOf = (sku: string) => jobs.filter((job) => jobSkus(job.data).includes(sku)).map((job) => job.opts.priority);
+    // The rule (enqueue.ts): decreases 1, increases 2, other fields 3.
+    expect(priorityOf('R-3')).toEqual([1]);
+    expect(priorityOf('R-2')).toEqual([2]);
+    expect(priorityOf('R-4')).toEqual([3]);
+  });
+
+  it('counts an item read without a site filter that names no site as on the store, not missing', async () => {
+    // The store names no SiteId for R-1 and R-2 (null, read as none); no site is configured, so the read has no filter.
+    for (const code of ['R-1', 'R-2']) (h.sim.state.items.get(code)!.item as { SiteId: unknown }).SiteId = null;
+    const report = await runReconcile(deps(), { dryRun: true });
+    // Only R-6 is in the ERP and nowhere on the store (R-7 is refused: a negative stock).
+    expect(report).toMatchObject({ storeItems: 5, differences: 2, missingOnStore: 1, missingSample: ['R-6'] });
   });
 
   it('compares only the SKUs asked for, reading them from the store one by one', async () => {

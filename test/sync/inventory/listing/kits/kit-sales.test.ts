@@ -13,6 +13,7 @@ import { formatStoreDate } from '../../../../../src/simulator/clock.js';
 import { Random } from '../../../../../src/simulator/random.js';
 import type { FlowDeps } from '../../../../../src/sync/flow.js';
 import { explainSku, type InventoryFlow, startInventoryFlow } from '../../../../../src/sync/inventory/index.js';
+import { firstSalesPullKey } from '../../../../../src/sync/inventory/listing/index.js';
 import { exportOneSale } from '../../../../../src/sync/sales/flow.js';
 import { runPull } from '../../../../../src/sync/sales/pull.js';
 import { openSalesRuntime, type SalesRuntime } from '../../../../../src/sync/sales/runtime.js';
@@ -243,6 +244,48 @@ describe('selling kits', () => {
     await runPull(sales);
     await idle();
     expect(h.sim.writes.length).toBe(writes);
+  });
+
+  it('records the first complete sales pull once: a later one reads no kit list again; one whose queueing failed takes its mark back; a dry run is none', async () => {
+    await open('kit', false, false);
+    await flow.kits('kits');
+    const reservations = sales.reservations!;
+    const mark = firstSalesPullKey(deps.config.redis.prefix);
+    const redis = deps.connect();
+    try {
+      // A dry-run pull reserves nothing: the kits still wait.
+      await runPull(sales, { dryRun: true });
+      expect(await redis.exists(mark), 'a dry run is not the first complete pull').toBe(0);
+      // The kits' queueing fails (their list could not be read): no mark, so the next pull queues them.
+      await expect(reservations.pulled(() => Promise.reject(new Error('kits unreadable')))).rejects.toThrow('kits unreadable');
+      expect(await redis.exists(mark), 'the mark is taken back after a failed queueing').toBe(0);
+      const listed: number[] = [];
+      const kits = (call: number) => () => {
+        listed.push(call);
+        return Promise.resolve([]);
+      };
+      await reservations.pulled(kits(1));
+      expect(await redis.exists(mark)).toBe(1);
+      // Later pulls find the mark: they neither list nor queue the kits again.
+      await reservations.pulled(kits(2));
+      await reservations.pulled(kits(3));
+      expect(listed).toEqual([1]);
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it('explains a kit before the deployment\'s first complete sales pull: its figure from its components, though no kit is written yet', async () => {
+    await open('kit', false, false);
+    await flow.kits('kits');
+    for (const code of COMPONENTS) await setErpStock(code, 10);
+    await flow.poll('erp');
+    await idle();
+    expect(h.sim.writes.filter((write) => write.code in KITS)).toEqual([]);
+    // Sellable 9 each (ERP 10 − safety 1, no sale): GIFT min(floor(9 / 2), floor(9 / 1)) = 4.
+    const figure = kitFigure('GIFT', (component) => sellable(10, [], component));
+    expect(figure).toBe(4);
+    expect((await explainSku(deps, 'GIFT')).kit).toMatchObject({ figure, limiting: 'MUG' });
   });
 
   it('writes no kit after a restart of the whole deployment before its producer\'s first pull: sales taken while it was down are not reserved yet', async () => {

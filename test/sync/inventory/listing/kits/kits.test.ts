@@ -11,6 +11,7 @@ import { describeExplanation } from '../../../../../src/cli/inventory-commands.j
 import type { FlowDeps } from '../../../../../src/sync/flow.js';
 import { enqueueSkus } from '../../../../../src/sync/inventory/enqueue.js';
 import { explainSku, type InventoryFlow, startInventoryFlow } from '../../../../../src/sync/inventory/index.js';
+import { waitsForFirstSalesPull } from '../../../../../src/sync/inventory/listing/index.js';
 import { type InventoryRuntime, openInventoryRuntime } from '../../../../../src/sync/inventory/runtime.js';
 import { waitFor } from '../../../../../src/wait-for.js';
 import { PG_URL, pgScratch } from '../../../../erp/databases.js';
@@ -127,6 +128,16 @@ describe('kits from their components', () => {
     expect(loop.kit).toMatchObject({ cycle: ['LOOP-A', 'LOOP-B'], figure: null });
     expect(describeExplanation(loop)).toContain('in the cycle LOOP-A → LOOP-B → LOOP-A');
     expect((await explainSku(deps, 'MUG')).kit, 'a component is not a kit').toBeNull();
+  });
+
+  it('explains a kit before the deployment\'s first complete sales pull too, when kits wait for that pull to be written', async () => {
+    // The same deployment exporting sales to a sink (reservations on by default): its kits wait for the
+    // first complete sales pull, which never ran under this prefix.
+    const sink = { kind: 'sql', url: PG_URL, schema: scratch.schema };
+    const gated: FlowDeps = { ...deps, config: { ...deps.config, sales: { ...deps.config.sales, enabled: true, sink: sink as never } } };
+    expect(waitsForFirstSalesPull(gated.config)).toBe(true);
+    // As above: GIFT = min(floor(8 / 2), floor(3 / 1)) = 3, the box limiting.
+    expect((await explainSku(gated, 'GIFT')).kit).toMatchObject({ source: 'bundles', figure: 3, limiting: 'BOX' });
   });
 
   it('re-queues exactly the kits containing a changed component, and rewrites those whose figure moved', async () => {
