@@ -14,7 +14,6 @@ import { scheduledFailureLevel } from '../job-errors.js';
 import { onePollAtATime, type PolledSource, polledSource, pollRuns, type StartedFlow, startFlow } from '../lifecycle.js';
 import type { PollHistory } from '../poll-source.js';
 import { forgetLogged, RedisBoundMemory } from '../redis-identity.js';
-import { closeConnection } from '../runtime.js';
 import { pollKitChanges, refreshKits, resetFirstSalesPull } from './listing/index.js';
 import { pollSource } from './producer.js';
 import { type ReconcileOptions, reconcileWith } from './reconcile/index.js';
@@ -96,16 +95,9 @@ export async function startInventoryFlow(deps: FlowDeps, { role }: { role: Role 
   };
   const reconcileWithSources = (rt: InventoryRuntime, sources: ReadonlyMap<string, PolledSource>) => (options: ReconcileOptions = {}) =>
     reconcileWith(rt, [...sources.values()].map((entry) => entry.source), options);
-  if (role !== 'worker') {
-    // Before this process's workers start: its kits wait for its own first complete sales pull.
-    const redis = deps.connect();
-    try {
-      if (await resetFirstSalesPull(redis, config)) {
-        deps.logger.child({ component: 'inventory' }).info('kits wait for this producer\'s first complete sales pull: sales taken while no producer ran are not reserved yet');
-      }
-    } finally {
-      await closeConnection(redis);
-    }
+  // Before this process's workers start: its kits wait for its own first complete sales pull.
+  if (role !== 'worker' && (await resetFirstSalesPull(deps.connect, config))) {
+    deps.logger.child({ component: 'inventory' }).info('kits wait for this producer\'s first complete sales pull: sales taken while no producer ran are not reserved yet');
   }
   const flow = await startFlow<InventoryRuntime>({
     role,

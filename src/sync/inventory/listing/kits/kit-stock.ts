@@ -15,6 +15,7 @@ import type { Redis } from 'ioredis';
 
 import { type Config, reservationsEnabled } from '../../../../config/schema.js';
 import { stateKey } from '../../../../queue/connection.js';
+import { closeConnection } from '../../../runtime.js';
 import { execOrThrow, type Settlement, type SkuState, stockFiguresKey } from '../../state.js';
 import { homeSiteOf, keyOf, stateKeyOf, targetParts } from '../../target-key.js';
 import type { PendingEntry } from '../../types.js';
@@ -56,11 +57,16 @@ export function waitsForFirstSalesPull(config: Readonly<Config>): boolean {
  * kits wait for its own first complete pull: the sales the store took while no producer ran (the whole
  * deployment stopped) are not reserved yet, and a kit computed before that pull would count the units
  * they took. With another producer still running, kits only pause until the next pull, which queues them
- * all. Returns whether a mark was taken back.
+ * all. A connection is opened (`connect`) only when kits wait at all. Returns whether a mark was taken back.
  */
-export async function resetFirstSalesPull(redis: Pick<Redis, 'del'>, config: Readonly<Config>): Promise<boolean> {
+export async function resetFirstSalesPull(connect: () => Redis, config: Readonly<Config>): Promise<boolean> {
   if (!waitsForFirstSalesPull(config) || config.inventory.kits.length === 0) return false;
-  return (await redis.del(firstSalesPullKey(config.redis.prefix))) === 1;
+  const redis = connect();
+  try {
+    return (await redis.del(firstSalesPullKey(config.redis.prefix))) === 1;
+  } finally {
+    await closeConnection(redis);
+  }
 }
 
 /** The key of a component's target on the kit target's site. */
