@@ -88,6 +88,20 @@ function placeSale(lines: Lines, siteId = 1): number {
 }
 
 /**
+ * A deployment before its first complete sales pull: the kits read, every component at ERP 10 and its own
+ * listing synced (`sold`: placed on the store before the poll); no kit written, since kits wait for the pull.
+ */
+async function syncedBeforeFirstPull(sold?: Lines): Promise<void> {
+  await open('kit', false, false);
+  await flow.kits('kits');
+  for (const code of COMPONENTS) await setErpStock(code, 10);
+  if (sold) placeSale(sold);
+  await flow.poll('erp');
+  await idle();
+  expect(h.sim.writes.filter((write) => write.code in KITS)).toEqual([]);
+}
+
+/**
  * `sites`: `inventory.sites` split half and half, no `store.siteId` (the pull reads each site).
  * `readKits`: read the kits source once, and pull the (still empty) sales once, before returning.
  */
@@ -206,18 +220,12 @@ describe('selling kits', () => {
   });
 
   it('writes no kit before the deployment\'s first complete sales pull, then every kit, counting the sales the store took before (regression: chaos --kits seed 7)', async () => {
-    await open('kit', false, false);
-    await flow.kits('kits');
-    for (const code of COMPONENTS) await setErpStock(code, 10);
     // Sold while no pull had run yet (a new deployment, or its producer still starting): 3 breakfast kits.
-    placeSale({ BREAKFAST: 3 });
-    await flow.poll('erp');
-    await idle();
+    await syncedBeforeFirstPull({ BREAKFAST: 3 });
     // The components' own listings are written (ERP 10 − safety 1); no kit is: its figure would be
     // computed without the 3 mugs and 3 coffees the breakfast kits took, and GIFT (which shares the mug)
     // would show floor(9 / 2) = 4 where only floor(6 / 2) = 3 can be delivered.
     expect(COMPONENTS.map(storeStock)).toEqual([9, 9, 9]);
-    expect(h.sim.writes.filter((write) => write.code in KITS)).toEqual([]);
     await runPull(sales);
     await idle();
     // MUG 9 − 3 = 6, BOX 9, COFFEE 9 − 3 = 6; GIFT min(floor(6/2), 9) = 3, BREAKFAST min(6, 6) = 6, SAMPLER floor(6/0.5) = 12.
@@ -229,12 +237,7 @@ describe('selling kits', () => {
   });
 
   it('writes every kit at the first complete sales pull even when it finds no sale: nothing else would queue them', async () => {
-    await open('kit', false, false);
-    await flow.kits('kits');
-    for (const code of COMPONENTS) await setErpStock(code, 10);
-    await flow.poll('erp');
-    await idle();
-    expect(h.sim.writes.filter((write) => write.code in KITS)).toEqual([]);
+    await syncedBeforeFirstPull();
     await runPull(sales);
     await idle();
     // Sellable 9 each: GIFT min(floor(9/2), 9) = 4, BREAKFAST min(9, 9) = 9, SAMPLER floor(9/0.5) = 18.
@@ -276,12 +279,7 @@ describe('selling kits', () => {
   });
 
   it('explains a kit before the deployment\'s first complete sales pull: its figure from its components, though no kit is written yet', async () => {
-    await open('kit', false, false);
-    await flow.kits('kits');
-    for (const code of COMPONENTS) await setErpStock(code, 10);
-    await flow.poll('erp');
-    await idle();
-    expect(h.sim.writes.filter((write) => write.code in KITS)).toEqual([]);
+    await syncedBeforeFirstPull();
     // Sellable 9 each (ERP 10 − safety 1, no sale): GIFT min(floor(9 / 2), floor(9 / 1)) = 4.
     const figure = kitFigure('GIFT', (component) => sellable(10, [], component));
     expect(figure).toBe(4);
