@@ -31,6 +31,7 @@ import { type FulfillmentFlow, startFulfillmentFlow } from './sync/fulfillment/i
 import { confirmVanished, explainSku, heldPage, type InventoryFlow, keepVanished, markSalesProcessed, startInventoryFlow } from './sync/inventory/index.js';
 import { type SalesFlow, startSalesFlow } from './sync/sales/index.js';
 import { pullSiteId } from './sync/sales/runtime.js';
+import { startedUp } from './v8-flags.js';
 
 /** What the daemon is built from; everything but the config and the logger has a default. */
 export interface DaemonDeps {
@@ -208,6 +209,8 @@ export async function startDaemon(deps: DaemonDeps, options: { role: Role }): Pr
       },
       'storesync started',
     );
+    // Its young generation may grow from now on, while it syncs (v8-flags.ts).
+    startedUp();
     const url = http.url;
     return { role, url, metrics, store, flows, control, ...dataFlows, watchdog, masterWatch, close };
   } catch (error) {

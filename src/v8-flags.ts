@@ -7,10 +7,12 @@
  * instead of 370, idle about 100–105 MiB instead of 135–145). The cap, not a young generation kept at its
  * first size (1 MB for both semi-spaces): there the objects of a store request in flight (20 ms) outlive
  * a scavenge or two and are promoted, and garbage collection took 32–38 % of the busy main thread; the cap cuts the CPU per
- * synced SKU by about a quarter at 20 ms and concurrency 32 for about 8 MiB more while syncing. Set before
- * the modules load (the process entry), they cover the whole run. Measured on Node 20 (V8 11.3).
+ * synced SKU by about a quarter at 20 ms and concurrency 32 for about 8 MiB more while syncing. That
+ * young generation is grown only while the process is busy, after its start-up (`capYoungGeneration`):
+ * an idle daemon keeps V8's first 2 MB. Set before the modules load (the process entry), they cover the
+ * whole run. Measured on Node 20 (V8 11.3).
  */
-import { PerformanceObserver } from 'node:perf_hooks';
+import { constants, performance, PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
 
 /** The young generation's cap: both semi-spaces, MB (V8 doubles it from its first size, 1 MB: 1 → 2 → 4 → 8). */
@@ -45,21 +47,56 @@ function youngGenerationMb(): number {
 }
 
 /**
- * Caps the young generation at `capMb` (both semi-spaces). Its maximum size can be set only on node's
- * command line (`--max-semi-space-size`, read when the heap is made), but V8 reads the growth factor each
- * time it grows the young generation: after every collection the factor becomes 1 (no growth) once the
- * young generation has reached the cap, and 2 (V8's own) while it is below, so it grows under load up to
- * the cap, and grows again after V8 has shrunk it when the process went quiet. A collection is observed
- * after it ends, so one growth past the cap can slip through before the factor is 1 (a second collection
- * before the observer ran: 16 MB instead of 8, seen once in CI under the suite's load); the next
- * observation stops any more. Returns the function that stops the cap.
+ * Scavenges (young-generation collections) within one second that let the young generation grow. A sync
+ * makes hundreds a second; an idle daemon's polls a few, and yet they would grow it to the cap over its
+ * first minute (V8 grows it as objects survive scavenges, however slowly): 8 MB committed for nothing,
+ * about 6 MiB of the idle RSS (issue 27).
+ */
+export const BUSY_SCAVENGES_PER_S = 10;
+
+/** Until `startedUp()`, the young generation does not grow: loading the modules and starting the flows are no sync. */
+let startingUp = true;
+
+/**
+ * Ends the start-up: from now on the young generation grows while the process is busy. The daemon calls it
+ * once started (daemon.ts), the command line for every other command before it runs (cli/program.ts).
+ */
+export function startedUp(): void {
+  startingUp = false;
+}
+
+/** Whether the process is still starting up (`startedUp` not called yet). */
+export function isStartingUp(): boolean {
+  return startingUp;
+}
+
+/**
+ * Caps the young generation at `capMb` (both semi-spaces), and lets it grow only while the process is
+ * busy, after its start-up. Its maximum size can be set only on node's command line (`--max-semi-space-size`, read when the
+ * heap is made), but V8 reads the growth factor each time it grows the young generation: after every
+ * collection the factor becomes 2 (V8's own) once the process started up, while the young generation is
+ * below the cap and the last BUSY_SCAVENGES_PER_S scavenges fell within a second, and 1 (no growth)
+ * otherwise; it is 1 from the start. So it grows under load up to the cap, and grows again after V8 has
+ * shrunk it when the process went quiet, but an idle process keeps V8's first size. A collection is
+ * observed after it ends, so one growth past the cap can slip through before the factor is 1 (a second
+ * collection before the observer ran: 16 MB instead of 8, seen once in CI under the suite's load); the
+ * next observation stops any more. Returns the function that stops the cap.
  */
 export function capYoungGeneration(capMb: number): () => void {
-  let growing = true;
-  const observer = new PerformanceObserver(() => {
-    const below = youngGenerationMb() < capMb;
-    if (below === growing) return;
-    growing = below;
+  let growing = false;
+  v8.setFlagsFromString('--semi-space-growth-factor=1');
+  // When the last BUSY_SCAVENGES_PER_S scavenges ended (ms, performance's clock), oldest first.
+  const scavenges: number[] = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      if ((entry as { detail?: { kind?: number } }).detail?.kind !== constants.NODE_PERFORMANCE_GC_MINOR) continue;
+      scavenges.push(entry.startTime + entry.duration);
+      if (scavenges.length > BUSY_SCAVENGES_PER_S) scavenges.shift();
+    }
+    const busy = scavenges.length === BUSY_SCAVENGES_PER_S && performance.now() - scavenges[0]! <= 1000;
+    const grow = !startingUp && busy && youngGenerationMb() < capMb;
+    if (grow === growing) return;
+    growing = grow;
     v8.setFlagsFromString(`--semi-space-growth-factor=${growing ? 2 : 1}`);
   });
   observer.observe({ entryTypes: ['gc'] });

@@ -12,6 +12,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** What a child process under load saw of the young generation and of the flags the entry's settings gave V8. */
 interface Load {
+  /** The young generation's size when the flags were set (MB). */
+  first: number;
   /** The young generation's largest size (both semi-spaces, MB). */
   largest: number;
   /** After each batch of collections the cap observed: the size it read (MB) and the growth factor then in force. */
@@ -27,7 +29,7 @@ interface Load {
  * the cap read: an observer registered after the cap's is called right after it for the same collections, when the
  * young generation may already have grown again (the cap's tolerated overshoot), but the cap's reading is known.
  */
-async function youngGenerationUnderLoad(nodeArgs: string[]): Promise<Load> {
+async function youngGenerationUnderLoad(nodeArgs: string[], pace: { rounds: number; objects: number; pauseMs: number } = { rounds: 100, objects: 20_000, pauseMs: 0 }, startedUp = true): Promise<Load> {
   const script = `
     const v8 = (await import('node:v8')).default;
     const { PerformanceObserver } = await import('node:perf_hooks');
@@ -47,21 +49,23 @@ async function youngGenerationUnderLoad(nodeArgs: string[]): Promise<Load> {
       if (growth) factor = Number(growth[1]);
       setFlagsFromString(flag);
     };
-    const { applyMemoryFlags } = await import('./dist/src/v8-flags.js');
+    const { applyMemoryFlags, startedUp } = await import('./dist/src/v8-flags.js');
     // node's options, without this script (in execArgv after -e), whose text names the flags it watches.
     applyMemoryFlags(process.execArgv.filter((arg) => arg.startsWith('-')).join(' '));
+    if (${startedUp}) startedUp();
     const decisions = [];
     new PerformanceObserver(() => decisions.push([read, factor])).observe({ entryTypes: ['gc'] });
     let keep = [];
     let largest = 0;
-    for (let round = 0; round < 100; round++) {
-      for (let i = 0; i < 20000; i++) keep.push({ a: i, b: 'x' + i });
+    const first = youngMb(getHeapSpaceStatistics());
+    for (let round = 0; round < ${pace.rounds}; round++) {
+      for (let i = 0; i < ${pace.objects}; i++) keep.push({ a: i, b: 'x' + i });
       if (keep.length > 100000) keep = [];
       // The observer that caps the young generation runs between tasks, as in the daemon.
-      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setTimeout(resolve, ${pace.pauseMs}));
       largest = Math.max(largest, youngMb(getHeapSpaceStatistics()));
     }
-    console.log(JSON.stringify({ largest, decisions, flags }));
+    console.log(JSON.stringify({ first, largest, decisions, flags }));
   `;
   const { stdout } = await run(process.execPath, [...nodeArgs, '--input-type=module', '-e', script], { cwd: root });
   return JSON.parse(stdout) as Load;
@@ -78,16 +82,32 @@ describe('the V8 memory flags', () => {
     expect(memorySettingsFor(' --max-semi-space-size=16')).toEqual({ flags: ['--heap-growing-percent=25'], capYoungGeneration: false });
   });
 
-  it('stop the young generation growing once the cap observed it at the cap, and let it grow while below', async () => {
+  it('let the young generation grow under load up to the cap, and stop it growing once the cap observed it there', async () => {
     const { decisions, largest, flags } = await youngGenerationUnderLoad([]);
-    expect(flags[0]).toBe('--heap-growing-percent=25');
-    // The cap saw the young generation reach it (so the check below is not vacuous)...
+    // No growth until the process is seen busy (the modules' load is no sync).
+    expect(flags.slice(0, 2)).toEqual(['--heap-growing-percent=25', '--semi-space-growth-factor=1']);
+    // The cap saw the young generation reach it: it grew under load (and the check below is not vacuous)...
     expect(Math.max(...decisions.map(([mb]) => mb))).toBeGreaterThanOrEqual(YOUNG_GENERATION_CAP_MB);
-    // ...and after every observation the growth factor was 1 at or past the cap, 2 below it.
-    const wrong = decisions.filter(([mb, factor]) => factor !== (mb < YOUNG_GENERATION_CAP_MB ? 2 : 1));
+    // ...and after every observation at or past the cap, the growth factor was 1.
+    const wrong = decisions.filter(([mb, factor]) => mb >= YOUNG_GENERATION_CAP_MB && factor !== 1);
     expect(wrong, `[young generation read by the cap (MB), growth factor] against a cap of ${YOUNG_GENERATION_CAP_MB} MB`).toEqual([]);
     // A collection is observed after it ended, so one growth past the cap can slip through (capYoungGeneration).
     expect(largest).toBeLessThanOrEqual(2 * YOUNG_GENERATION_CAP_MB);
+  });
+
+  it('keep the young generation at its first size while the process starts up, however busy', async () => {
+    const { first, largest, decisions } = await youngGenerationUnderLoad([], undefined, false);
+    expect(decisions.length, 'collections observed').toBeGreaterThan(10);
+    expect(largest).toBeLessThanOrEqual(2 * first);
+  });
+
+  it("keep an idle process's young generation at its first size", async () => {
+    // 2,000 small objects every 50 ms for 4 s, some of them kept through a few collections: a few scavenges
+    // a second, as a daemon polling its sources makes; V8 alone grows the young generation under this.
+    const { first, largest, decisions } = await youngGenerationUnderLoad([], { rounds: 80, objects: 2000, pauseMs: 50 });
+    expect(decisions.length, 'collections observed').toBeGreaterThan(3);
+    // Its first size, once both semi-spaces are in use: twice what it reads before any collection (1 → 2 MB).
+    expect(largest).toBeLessThanOrEqual(2 * first);
   });
 
   it('leave the young generation to V8 when node was given a semi-space flag', async () => {

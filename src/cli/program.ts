@@ -9,6 +9,7 @@ import { Command, CommanderError, Option } from 'commander';
 
 import { ConfigError, StoreSyncError, ValidationError } from '../errors.js';
 import { redactText } from '../secrets.js';
+import { startedUp } from '../v8-flags.js';
 import { registerConfigCommands } from './config-command.js';
 import { type CliContext, type CliIo, createContext } from './context.js';
 import { registerInventoryCommands } from './inventory-commands.js';
@@ -31,11 +32,13 @@ export function buildProgram(io: CliIo): { program: Command; ctx: CliContext } {
     .addOption(new Option('-c, --config <file>', 'config file layered over config/default.yaml (env: STORESYNC_CONFIG)'))
     .addOption(new Option('--log-level <level>', `override log.level: ${LOG_LEVELS.join(', ')}`))
     .addOption(new Option('-v, --verbose', 'log what the command does on stderr (by default a command writes only its result, and problems)'))
-    .hook('preAction', () => {
+    .hook('preAction', (_program, action) => {
       // Global options are read before any command runs, the same way as the commands' own.
       const values = new OptionValues();
       values.oneOf('--log-level', program.opts<{ logLevel?: string }>().logLevel, LOG_LEVELS);
       values.check('global options');
+      // The daemon ends its start-up once started (daemon.ts); any other command's work starts now.
+      if (action.name() !== 'run') startedUp();
     })
     .showHelpAfterError()
     .exitOverride()

@@ -9,12 +9,11 @@
  * registered, and never in messages. With `snapshotUrl`, the source also has a snapshot (the reconcile,
  * the snapshot diff): one GET of the full set.
  */
-import { Agent, request } from 'undici';
-
 import type { HttpSourceConfig } from '../config/schema.js';
 import { ErpError, type ErpErrorCode, formatIssue } from '../errors.js';
 import { redactText, registerSecret } from '../secrets.js';
 import { bodyExcerpt } from '../store/errors.js';
+import { Agent, requestUrl } from '../undici-parts.js';
 import { toCursor } from './cursor.js';
 import { pollChanges, pollSettingsFor, type ReadPage, toBatchParts } from './polling.js';
 import { snapshotChunk, type SourceDeps } from './source-deps.js';
@@ -87,7 +86,7 @@ export function createHttpSource(config: HttpSourceConfig, deps: SourceDeps): Ch
     let status: number;
     let text: string;
     try {
-      const response = await request(url, {
+      const response = await requestUrl(url, {
         method: 'GET',
         headers: { accept: 'application/json', ...config.headers },
         dispatcher: agent,

@@ -8,11 +8,12 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import { type Dispatcher, Pool } from 'undici';
+import type { Dispatcher } from 'undici';
 
 import type { StoreConfig } from '../config/schema.js';
 import type { TypedEmitter } from '../events.js';
 import type { Logger } from '../log.js';
+import { Pool } from '../undici-parts.js';
 import { parseArrayBody } from './array-body.js';
 import { type StoreError, StoreNetworkError, StoreRateLimitedError, StoreTimeoutError } from './errors.js';
 import { wholeExchangeDeadline } from './exchange-deadline.js';
@@ -52,7 +53,7 @@ export class Transport {
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #limiter: RequestLimiter | undefined;
-  readonly #pool: Pool;
+  readonly #pool: InstanceType<typeof Pool>;
   readonly #basePath: string;
 
   constructor(options: TransportOptions) {

@@ -3,12 +3,11 @@
  * repeated delivery. 2xx means accepted, 409 means the ERP already has it; both complete the export.
  * The ERP's own reference is read from the response body's `id` or `reference` when it sends one.
  */
-import { Agent, request } from 'undici';
-
 import { ErpError } from '../../errors.js';
 import { registerSecret } from '../../secrets.js';
 import { bodyExcerpt } from '../../store/errors.js';
 import type { Sale } from '../../store/schemas/index.js';
+import { Agent, requestUrl } from '../../undici-parts.js';
 import { defaultErpRef, type ExportResult, type SalesSink } from './types.js';
 
 /** Options of the HTTP sink (`sales.sink` with kind http). */
@@ -46,7 +45,7 @@ function referenceFrom(body: string): string | undefined {
 export class HttpSalesSink implements SalesSink {
   readonly kind = 'http';
   readonly #options: HttpSinkOptions;
-  readonly #agent: Agent;
+  readonly #agent: InstanceType<typeof Agent>;
 
   constructor(options: HttpSinkOptions) {
     this.#options = options;
@@ -61,7 +60,7 @@ export class HttpSalesSink implements SalesSink {
     let status: number;
     let text: string;
     try {
-      const response = await request(this.#options.url, {
+      const response = await requestUrl(this.#options.url, {
         method: 'POST',
         dispatcher: this.#agent,
         headers: {
