@@ -112,6 +112,15 @@ describe('reconcile across pages of 1,000 (staged in Redis)', () => {
     expect(await queuedTargets(h, rt)).toEqual(range(2001, 3999).map(code));
   }, 120_000);
 
+  it('counts an absent SKU missing on each site of inventory.sites once, over 1,400 absent SKUs (two pages)', async () => {
+    // inventory.sites [1, 2]: each ERP SKU has a target on both sites. The store holds P-0001 … P-1200 on
+    // site 1 only: each is missing on site 2 (1,200); P-1201 … P-2600 are on no site: missing on both (2 × 1,400).
+    h = await createHarness(range(1, 1200).map((i) => ({ Code: code(i), Stock: 5, Price: 10, SiteId: 1 })));
+    rt = openInventoryRuntime(h.deps({ inventory: { sites: [{ siteId: 1 }, { siteId: 2 }] } }));
+    const report = await reconcileWith(rt, [erpOf(2600)], { dryRun: true });
+    expect(report).toMatchObject({ erpRecords: 2600, storeItems: 1200, missingOnStore: 1200 + 2 * 1400, onOtherSites: 0 });
+  }, 120_000);
+
   it('counts a target found different on two sites read once, and its SKU once, over pages of both reads', async () => {
     // Every item on sites 1 and 2 (1,500 each: two pages a read); the ERP rows name no site and no
     // inventory.sites is set, so each SKU has one target, its bare Code, compared on both reads.
