@@ -46,14 +46,24 @@ export interface ComparisonContext {
   signal?: AbortSignal;
 }
 
-/** One page's outcome: what to stage for the queue, and where the store showed the page's ERP SKUs. */
+/**
+ * One page's outcome, to be staged (reconcile-staging.ts): what to queue, where the store showed the page's
+ * ERP SKUs, the targets found different and the store codes with no ERP record.
+ */
 export interface PageResult {
   items: StagedItem[];
   /** ERP SKU → the sites the store showed it on (empty: a read without a site filter, the item naming none). */
   seen: Map<string, Set<number>>;
+  /** Targets with a difference. */
+  differing: Set<string>;
+  /** Store codes with no ERP record. */
+  others: Set<string>;
 }
 
-/** The store's items compared a page at a time; what differs kept to queue. */
+/**
+ * The store's items compared a page at a time; what a page finds is handed back to be staged. Only what
+ * the kits need is kept across pages (bounded by the kits, whose compositions are held anyway).
+ */
 export class StoreComparison {
   readonly #ctx: ComparisonContext;
   /** The page's ERP rows and their rules (`visitPage`). */
@@ -61,10 +71,10 @@ export class StoreComparison {
   #rules!: TargetRules;
   /** Where the store showed each of the page's ERP SKUs. */
   #seen = new Map<string, Set<number>>();
-  /** Store codes with no ERP record. */
-  readonly otherCodes = new Set<string>();
-  /** Targets with a difference. */
-  readonly differing = new Set<string>();
+  /** The page's store codes with no ERP record. */
+  #others = new Set<string>();
+  /** The page's targets with a difference. */
+  #differing = new Set<string>();
   /** Kit targets whose Stock differs from their figure (or all compared, forced): queued to be re-computed. */
   readonly kitTargets = new Set<string>();
   /** Per kit target: the priority of its fix. */
@@ -85,10 +95,12 @@ export class StoreComparison {
     this.#erp = erp;
     this.#rules = new TargetRules(erp, this.#ctx.sites, this.#ctx.lists);
     this.#seen = new Map();
+    this.#others = new Set();
+    this.#differing = new Set();
     this.#queue = new Map();
     this.#pagePriorities = new Map();
     for (const [item, read] of items) this.visit(item, read);
-    return { items: this.#queueItems(), seen: this.#seen };
+    return { items: this.#queueItems(), seen: this.#seen, differing: this.#differing, others: this.#others };
   }
 
   /**
@@ -111,7 +123,7 @@ export class StoreComparison {
     if (first === undefined) {
       if (kit) return;
       if (!onDefault) return;
-      this.otherCodes.add(code);
+      this.#others.add(code);
       if (!this.#ctx.refused.has(code)) this.#ctx.orphans?.see(item, read.siteId);
       return;
     }
@@ -133,7 +145,7 @@ export class StoreComparison {
       const stock = fields.includes('Stock') ? this.#expectedStock(row, code, siteId) : undefined;
       const compared = { fields, stock, siteId: read.siteId, priceListId: read.priceListId, key, lists: rules.lists };
       const changed = diffRecord(report, item, erp, row, compared, this.#ctx.sampleSize);
-      if (changed.length > 0) this.differing.add(key);
+      if (changed.length > 0) this.#differing.add(key);
       const queued = this.#ctx.force ? fields : changed;
       if (queued.length === 0) continue;
       let byTarget = this.#queue.get(row);
@@ -179,7 +191,7 @@ export class StoreComparison {
     }).figure;
     const key = keyOf({ code, ...(siteId === undefined ? {} : { siteId }) });
     const changed = diffRecord(report, item, this.#erp, -1, { fields: ['Stock'], stock, siteId: read.siteId, priceListId: undefined, key, lists: rt.config.inventory.priceLists }, this.#ctx.sampleSize);
-    if (changed.length > 0) this.differing.add(key);
+    if (changed.length > 0) this.#differing.add(key);
     if (changed.length === 0 && !this.#ctx.force) return;
     this.kitTargets.add(key);
     this.priorities.set(key, Math.min(this.priorities.get(key) ?? PRIORITY.other, reconcilePriority(['Stock'], stock, item)));

@@ -6,11 +6,11 @@
  * wherever its targets are. A default target (no site) is missing only when no site read shows the SKU.
  */
 import type { RecordReject } from '../../../store/records.js';
+import { PRIORITY } from '../enqueue.js';
 import type { InventoryRuntime } from '../runtime.js';
 import { keyOf, type PriceList, targetLabel } from '../target-key.js';
 import type { ReconcileReport } from '../types.js';
-import type { QueueItem } from './reconcile-queue.js';
-import { type ReconcileStaging, STAGE_CHUNK } from './reconcile-staging.js';
+import type { ReconcileStaging, StagedItem } from './reconcile-staging.js';
 import { findElsewhere } from './reconcile-store.js';
 import { TargetRules } from './reconcile-targets.js';
 
@@ -30,20 +30,25 @@ export interface MissingContext {
 }
 
 /**
- * Counts the missing targets and the SKUs on other sites into the report; returns what creates them
- * (`inventory.createMissing`). The staged SKUs are gone through a page at a time, in the ERP's order.
+ * Counts the missing targets and the SKUs on other sites into the report, and stages what creates them
+ * (`inventory.createMissing`) for the queue. The staged SKUs are gone through a page at a time, in the
+ * ERP's order; those the store showed on no site read are staged as absent, then gone through a page at
+ * a time again, each page looked up on the whole store.
  */
-export async function missingTargets(ctx: MissingContext): Promise<QueueItem[]> {
+export async function missingTargets(ctx: MissingContext): Promise<void> {
   const { rt, staging, report, sampleSize } = ctx;
   // An item the store sent malformed is there, only unreadable.
   const unreadable = new Set(ctx.rejects.flatMap((reject) => (reject.id === null ? [] : [reject.id])));
-  const items: QueueItem[] = [];
+  let items: StagedItem[] = [];
   const missing = (rules: TargetRules, code: string, first: number, site: number | undefined): void => {
     report.missingOnStore++;
     if (report.missingSample.length < sampleSize) report.missingSample.push(targetLabel(keyOf({ code, ...(site === undefined ? {} : { siteId: site }) }), rules.lists));
-    if (rt.config.inventory.createMissing) items.push(...rules.creationItems(code, first, site));
+    if (rt.config.inventory.createMissing) for (const item of rules.creationItems(code, first, site)) items.push({ ...item, priority: PRIORITY.other });
   };
-  const absent: string[] = [];
+  const stageItems = async (): Promise<void> => {
+    await staging.queue(items);
+    items = [];
+  };
   for await (const skus of staging.skus()) {
     const erp = await staging.page(skus);
     const rules = new TargetRules(erp, ctx.targetSites, ctx.lists);
@@ -51,6 +56,7 @@ export async function missingTargets(ctx: MissingContext): Promise<QueueItem[]> 
     const sites = new Set<number>();
     for (const targets of expected.values()) for (const site of targets) if (site !== undefined) sites.add(site);
     const seen = await staging.seen(skus, sites);
+    const absent: string[] = [];
     for (const sku of skus) {
       if (unreadable.has(sku)) continue;
       if (!seen.any.has(sku)) {
@@ -60,10 +66,11 @@ export async function missingTargets(ctx: MissingContext): Promise<QueueItem[]> 
       // The default target (undefined) is there: some site read showed the SKU.
       for (const site of expected.get(sku)!) if (site !== undefined && seen.on.get(site)?.has(sku) !== true) missing(rules, sku, erp.first(sku)!, site);
     }
+    await staging.stageAbsent(absent);
+    await stageItems();
   }
-  const elsewhere = ctx.sites.includes(null) ? new Map<string, number[]>() : await findElsewhere(rt, ctx.sites, absent, ctx.rejects);
-  for (let start = 0; start < absent.length; start += STAGE_CHUNK) {
-    const skus = absent.slice(start, start + STAGE_CHUNK);
+  for await (const skus of staging.absent()) {
+    const elsewhere = ctx.sites.includes(null) ? new Map<string, number[]>() : await findElsewhere(rt, ctx.sites, skus, ctx.rejects);
     const erp = await staging.page(skus);
     const rules = new TargetRules(erp, ctx.targetSites, ctx.lists);
     for (const sku of skus) {
@@ -76,6 +83,6 @@ export async function missingTargets(ctx: MissingContext): Promise<QueueItem[]> 
       const first = erp.first(sku)!;
       for (const site of rules.expectedSites(first)) missing(rules, sku, first, site);
     }
+    await stageItems();
   }
-  return items;
 }

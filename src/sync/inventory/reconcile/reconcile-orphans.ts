@@ -20,22 +20,29 @@
  * run; a read without a site filter acts on the default target (the bare Code), once per code.
  */
 import type { InventoryItem } from '../../../store/schemas/index.js';
+import { PRIORITY } from '../enqueue.js';
 import type { InventoryRuntime } from '../runtime.js';
 import { exceedsMassGuard } from '../snapshot/index.js';
 import { keyOf } from '../target-key.js';
 import type { OrphanReport, ReconcileReport } from '../types.js';
-import type { QueueItem } from './reconcile-queue.js';
+import type { ReconcileStaging } from './reconcile-staging.js';
 
 /** The source name orphan values are merged under (pending entries, `inventory explain`, metrics). */
 export const ORPHANS_SOURCE = 'reconcile-orphans';
 
-/** Collects the orphans while the store streams past, keeping only the codes the action would change. */
+/**
+ * Collects the orphans while the store streams past, keeping only the codes the action would change: a
+ * page's are staged (`stage`), the distinct codes and targets in the run's staging, counted as they are
+ * first staged; the process keeps the counts and the sample.
+ */
 export class OrphanTally {
   readonly #action: OrphanReport['action'];
   readonly #sampleSize: number;
-  /** The targets (the code on the site it was read on; unfiltered: the bare code) the action changes. */
-  readonly #toChange = new Set<string>();
-  readonly #seen = new Set<string>();
+  /** The page's orphan codes, and the targets (the code on the site it was read on; unfiltered: the bare code) the action changes. */
+  #codes: string[] = [];
+  #targets: string[] = [];
+  #count = 0;
+  #toChange = 0;
   readonly sample: string[] = [];
 
   constructor(action: OrphanReport['action'], sampleSize: number) {
@@ -46,26 +53,37 @@ export class OrphanTally {
   /** A store item whose code no ERP record has. */
   see(item: InventoryItem, siteId: number | null): void {
     const code = item.Code;
-    if (!this.#seen.has(code)) {
-      this.#seen.add(code);
-      if (this.sample.length < this.#sampleSize) this.sample.push(code);
-    }
-    if (this.#action !== 'report' && changes(this.#action, item)) this.#toChange.add(keyOf({ code, ...(siteId === null ? {} : { siteId }) }));
+    this.#codes.push(code);
+    if (this.#action !== 'report' && changes(this.#action, item)) this.#targets.push(keyOf({ code, ...(siteId === null ? {} : { siteId }) }));
+  }
+
+  /** Stages what the page's items added, counting the codes and targets not staged before. */
+  async stage(staging: ReconcileStaging): Promise<void> {
+    const [codes, targets] = [this.#codes, this.#targets];
+    this.#codes = [];
+    this.#targets = [];
+    const fresh = await staging.addDistinct('orphans', codes);
+    this.#count += fresh.length;
+    for (const code of fresh.slice(0, this.#sampleSize - this.sample.length)) this.sample.push(code);
+    this.#toChange += (await staging.addDistinct('orphans:change', targets)).length;
   }
 
   /** Distinct orphan codes seen. */
   get count(): number {
-    return this.#seen.size;
+    return this.#count;
   }
 
-  /** The values to queue for the action, one item per target it changes. */
-  queueItems(): QueueItem[] {
+  /** Stages the values to queue for the action, one item per target it changes, at the priority of a decrease. */
+  async queueItems(staging: ReconcileStaging): Promise<void> {
     const values = actionValues(this.#action);
-    return [...this.#toChange].map((sku) => ({ source: ORPHANS_SOURCE, cursor: null, sku, values, fields: Object.keys(values) }));
+    const fields = Object.keys(values);
+    for await (const targets of staging.distinct('orphans:change')) {
+      await staging.queue(targets.map((sku) => ({ source: ORPHANS_SOURCE, cursor: null, sku, values, fields, priority: PRIORITY.decrease })));
+    }
   }
 
   get toChange(): number {
-    return this.#toChange.size;
+    return this.#toChange;
   }
 }
 
@@ -81,20 +99,22 @@ function changes(action: OrphanReport['action'], item: InventoryItem): boolean {
 }
 
 /**
- * Fills the report's orphan part and decides: the queue items to act on, or none when the guard holds
- * them (unless `confirmed`). Logs the held set as an error line and sets the metric; a run that could
- * not tell (`checked` false) leaves the metric as the last full run set it.
+ * Fills the report's orphan part and decides: the queue items to act on, staged after the others (their
+ * count in `report.orphans.queued`), or none when the guard holds them (unless `confirmed`). Logs the held
+ * set as an error line and sets the metric; a run that could not tell (`checked` false) leaves the metric
+ * as the last full run set it.
  */
-export function decideOrphans(
+export async function decideOrphans(
   rt: InventoryRuntime,
   tally: OrphanTally | undefined,
+  staging: ReconcileStaging,
   report: ReconcileReport,
   options: { confirmed: boolean },
-): QueueItem[] {
+): Promise<void> {
   const { orphans: action, orphansMaxFraction } = rt.config.inventory.reconcile;
   if (tally === undefined) {
     report.orphans = { checked: false, action, toChange: 0, queued: 0, held: 0 };
-    return [];
+    return;
   }
   report.onlyOnStore = tally.count;
   report.onlyOnStoreSample = tally.sample;
@@ -117,7 +137,8 @@ export function decideOrphans(
         `more than inventory.reconcile.orphansMaxFraction (${orphansMaxFraction}), none acted on; check the ERP sources, then run ` +
         '`storesync resync inventory --confirm-orphans`',
     );
-    return [];
+    return;
   }
-  return tally.queueItems();
+  await tally.queueItems(staging);
+  report.orphans.queued = toChange;
 }

@@ -6,7 +6,13 @@
  * - `order`: the SKUs in the order their first record was read (a list: the missing SKUs and the
  *   store-rejects entries are gone through in the ERP's order, as when the side was one map);
  * - `seen:any`, `seen:{site}`: the SKUs the store showed, on any site read and on each site;
- * - `queue`: the queue items of the differences, with their priority, until the reads are complete.
+ * - `queue`: the queue items of the differences, with their priority, until the reads are complete; then
+ *   those that create the missing targets and act on the orphans;
+ * - `absent`: the ERP SKUs the store showed on no site read, in the ERP's order;
+ * - `differing`, `differing:skus`: the targets found different and their SKUs (sets: each counted once);
+ * - distinct lists (`set`, a list of each member the first time it was added, and its set): `others` (store
+ *   codes with no ERP record), `orphans` (those no ERP source has) and `orphans:change` (the targets the
+ *   orphan action changes), `dry` (the targets a dry run would queue).
  * A page (`page`) is an `ErpSnapshot` of a few SKUs' records, added source after source as the whole
  * side was, so that its rows and their order per SKU are those the whole side had.
  */
@@ -17,6 +23,7 @@ import type { Redis } from 'ioredis';
 import type { Cursor } from '../../../erp/types.js';
 import { stateKey } from '../../../queue/connection.js';
 import { ErpSnapshot } from '../snapshot/index.js';
+import { codeOf } from '../target-key.js';
 import type { QueueItem } from './reconcile-queue.js';
 
 /** SKUs per HMGET, LRANGE and page. */
@@ -40,6 +47,11 @@ export interface RecordToStage {
 export interface StagedItem extends QueueItem {
   priority: number;
 }
+
+/** The staged lists of distinct members (see the module comment). */
+export type DistinctList = 'others' | 'orphans' | 'orphans:change' | 'dry';
+
+const DISTINCT_LISTS: readonly DistinctList[] = ['others', 'orphans', 'orphans:change', 'dry'];
 
 /** The staging keys of one reconcile run; see the module comment. */
 export class ReconcileStaging {
@@ -137,11 +149,59 @@ export class ReconcileStaging {
   }
 
   /** The staged SKUs, STAGE_CHUNK at a time, in the order their first record was read. */
-  async *skus(): AsyncGenerator<string[]> {
-    for (let start = 0; ; start += STAGE_CHUNK) {
-      const chunk = await this.#redis.lrange(this.#key('order'), start, start + STAGE_CHUNK - 1);
+  skus(): AsyncGenerator<string[]> {
+    return this.#list('order', STAGE_CHUNK);
+  }
+
+  /** Stages ERP SKUs the store showed on no site read, in order. */
+  async stageAbsent(skus: readonly string[]): Promise<void> {
+    if (skus.length === 0) return;
+    await execAll(this.#redis.multi().rpush(this.#key('absent'), ...skus).expire(this.#key('absent'), STAGING_TTL));
+  }
+
+  /** The absent SKUs, STAGE_CHUNK at a time, in the order they were staged. */
+  absent(): AsyncGenerator<string[]> {
+    return this.#list('absent', STAGE_CHUNK);
+  }
+
+  /** Marks targets found different (and their SKUs, `codeOf`). */
+  async markDiffering(targets: Iterable<string>): Promise<void> {
+    const keys = [...targets];
+    if (keys.length === 0) return;
+    const multi = this.#redis.multi().sadd(this.#key('differing'), ...keys).expire(this.#key('differing'), STAGING_TTL);
+    multi.sadd(this.#key('differing', 'skus'), ...keys.map(codeOf)).expire(this.#key('differing', 'skus'), STAGING_TTL);
+    await execAll(multi);
+  }
+
+  /** The distinct targets found different and their distinct SKUs. */
+  async differing(): Promise<{ targets: number; skus: number }> {
+    const [targets, skus] = (await execAll(this.#redis.multi().scard(this.#key('differing')).scard(this.#key('differing', 'skus')))) as [number, number];
+    return { targets, skus };
+  }
+
+  /** Adds `members` to a distinct list; returns those it did not hold yet, in order (each once). */
+  async addDistinct(list: DistinctList, members: Iterable<string>): Promise<string[]> {
+    const wanted = [...members];
+    if (wanted.length === 0) return [];
+    const set = this.#key(list, 'set');
+    const multi = this.#redis.multi();
+    for (const member of wanted) multi.sadd(set, member);
+    const added = (await execAll(multi.expire(set, STAGING_TTL))) as number[];
+    const fresh = wanted.filter((_, i) => added[i] === 1);
+    if (fresh.length > 0) await execAll(this.#redis.multi().rpush(this.#key(list), ...fresh).expire(this.#key(list), STAGING_TTL));
+    return fresh;
+  }
+
+  /** A distinct list's members, STAGE_CHUNK at a time, in the order first added. */
+  distinct(list: DistinctList): AsyncGenerator<string[]> {
+    return this.#list(list, STAGE_CHUNK);
+  }
+
+  async *#list(name: string, size: number): AsyncGenerator<string[]> {
+    for (let start = 0; ; start += size) {
+      const chunk = await this.#redis.lrange(this.#key(name), start, start + size - 1);
       if (chunk.length > 0) yield chunk;
-      if (chunk.length < STAGE_CHUNK) return;
+      if (chunk.length < size) return;
     }
   }
 
@@ -153,16 +213,14 @@ export class ReconcileStaging {
 
   /** The staged queue items, `size` at a time, in the order they were staged. */
   async *queued(size: number): AsyncGenerator<StagedItem[]> {
-    for (let start = 0; ; start += size) {
-      const chunk = await this.#redis.lrange(this.#key('queue'), start, start + size - 1);
-      if (chunk.length > 0) yield chunk.map((text) => JSON.parse(text) as StagedItem);
-      if (chunk.length < size) return;
-    }
+    for await (const chunk of this.#list('queue', size)) yield chunk.map((text) => JSON.parse(text) as StagedItem);
   }
 
   /** Deletes the run's keys. */
   async clear(): Promise<void> {
-    await this.#redis.unlink(this.#key('erp'), this.#key('order'), this.#key('queue'), this.#key('seen', 'any'), ...[...this.#sites].map((site) => this.#key('seen', site)));
+    const distinct = DISTINCT_LISTS.flatMap((list) => [this.#key(list), this.#key(list, 'set')]);
+    const keys = [this.#key('erp'), this.#key('order'), this.#key('queue'), this.#key('absent'), this.#key('differing'), this.#key('differing', 'skus'), ...distinct];
+    await this.#redis.unlink(...keys, this.#key('seen', 'any'), ...[...this.#sites].map((site) => this.#key('seen', site)));
   }
 }
 

@@ -26,12 +26,12 @@ import { ConfigError, formatIssue } from '../../../errors.js';
 import type { RecordReject } from '../../../store/records.js';
 import type { InventoryItem } from '../../../store/schemas/index.js';
 import type { FlowDeps } from '../../flow.js';
-import { enqueueSkus, PRIORITY } from '../enqueue.js';
+import { enqueueSkus } from '../enqueue.js';
 import type { Resolved } from '../listing/index.js';
 import { isCycle } from '../listing/index.js';
 import { type InventoryRuntime, openInventoryRuntime } from '../runtime.js';
 import { type ErpSnapshot, targetRows } from '../snapshot/index.js';
-import { codeOf, siteIdsOf } from '../target-key.js';
+import { siteIdsOf } from '../target-key.js';
 import type { ReconcileReport } from '../types.js';
 import { StoreComparison } from './reconcile-compare.js';
 import { COMPARED } from './reconcile-diff.js';
@@ -115,7 +115,7 @@ async function reconcileStaged(rt: InventoryRuntime, sources: readonly ChangeSou
   const full = options.source === undefined && !skuFilter && withSnapshot.length > 0 && withSnapshot.length === sources.length;
   const orphans = full ? new OrphanTally(inventory.reconcile.orphans, sampleSize) : undefined;
   // Set once the ERP side is read: the store's items are compared against it from then on.
-  let ready: { side: ErpSide; comparison: StoreComparison; kits: ReadonlyMap<string, Resolved> | undefined } | undefined;
+  let ready: (PageContext & { side: ErpSide }) | undefined;
   // The ERP is read while the store prepares its answer for the first site: the store's body waits,
   // unread, until the ERP side is complete (it must be, to compare).
   const erpRead = (async () => {
@@ -135,7 +135,7 @@ async function reconcileStaged(rt: InventoryRuntime, sources: readonly ChangeSou
     const kits = await rt.kits?.all();
     const { refused } = side;
     const comparison = new StoreComparison({ rt, sites: siteIds, lists: inventory.priceLists, report, refused, orphans, reservations, observedAt, force: options.force === true, sampleSize, ...signal, ...(kits ? { kits } : {}) });
-    ready = { side, comparison, kits };
+    ready = { side, comparison, kits, orphans };
   })();
   const rejects: RecordReject[] = [];
   const pages = new PageQueue(staging, () => ready!, options.signal);
@@ -154,21 +154,16 @@ async function reconcileStaged(rt: InventoryRuntime, sources: readonly ChangeSou
   options.onProgress?.(report.erpRecords, Math.max(report.erpRecords, report.storeItems));
   const { comparison: compared } = ready!;
 
-  const created = await missingTargets({ rt, staging, targetSites: siteIds, lists: inventory.priceLists, sites, rejects, report, sampleSize });
+  // Staged after the differences: what creates the missing, then what acts on the orphans.
+  await missingTargets({ rt, staging, targetSites: siteIds, lists: inventory.priceLists, sites, rejects, report, sampleSize });
+  await decideOrphans(rt, orphans, staging, report, { confirmed: options.confirmOrphans === true });
   const { priorities } = compared;
-  const orphanItems = decideOrphans(rt, orphans, report, { confirmed: options.confirmOrphans === true });
-  for (const item of orphanItems) priorities.set(item.sku, PRIORITY.decrease);
-  report.orphans.queued = orphanItems.length;
-  // The differences as staged, QUEUE_CHUNK at a time, then what creates the missing and acts on orphans.
-  const queuedTargets = new Set<string>();
-  const queue = async (items: readonly QueueItem[], byTarget: ReadonlyMap<string, number>): Promise<void> => {
-    if (report.dryRun) for (const { sku } of targetRows(items, inventory.priceLists, siteIds)) queuedTargets.add(sku);
-    else report.queued += await queueForced(rt, items, byTarget);
-  };
-  for await (const chunk of staging.queued(QUEUE_CHUNK)) await queue(chunk.map(withoutPriority), prioritiesOf(chunk, priorities));
-  const rest = [...created, ...orphanItems];
-  for (let i = 0; i < rest.length; i += QUEUE_CHUNK) await queue(rest.slice(i, i + QUEUE_CHUNK), priorities);
-  if (report.dryRun) report.queued = queuedTargets.size;
+  // Everything staged, QUEUE_CHUNK at a time; a dry run counts the distinct targets it would queue.
+  for await (const chunk of staging.queued(QUEUE_CHUNK)) {
+    const items = chunk.map(withoutPriority);
+    if (report.dryRun) report.queued += (await staging.addDistinct('dry', targetRows(items, inventory.priceLists, siteIds).map(({ sku }) => sku))).length;
+    else report.queued += await queueForced(rt, items, prioritiesOf(chunk, priorities));
+  }
   // Kits carry no ERP values to merge: their jobs re-compute the figure and send it even where the store
   // last acknowledged the same (it was seen to differ).
   if (compared.kitTargets.size > 0) report.queued += report.dryRun ? compared.kitTargets.size : await enqueueSkus(rt.queue, compared.kitTargets, { priorities, force: true });
@@ -181,10 +176,11 @@ async function reconcileStaged(rt: InventoryRuntime, sources: readonly ChangeSou
       const { any } = await staging.seen(skus, []);
       await rt.storeRejects.clear('inventory', any);
     }
-    await rt.storeRejects.clear('inventory', compared.otherCodes);
+    for await (const codes of staging.distinct('others')) await rt.storeRejects.clear('inventory', codes);
   }
-  report.itemsWithDifferences = compared.differing.size;
-  report.skusWithDifferences = new Set(Array.from(compared.differing, codeOf)).size;
+  const differing = await staging.differing();
+  report.itemsWithDifferences = differing.targets;
+  report.skusWithDifferences = differing.skus;
   if (!skuFilter) {
     // A partial run (some SKUs) says nothing about the drift of the whole catalogue.
     rt.metrics.reconcileDrift.reset();
@@ -211,12 +207,14 @@ function prioritiesOf(chunk: readonly StagedItem[], base: ReadonlyMap<string, nu
 interface PageContext {
   comparison: StoreComparison;
   kits: ReadonlyMap<string, Resolved> | undefined;
+  orphans: OrphanTally | undefined;
 }
 
 /**
  * The store's items gathered into pages of STAGE_CHUNK as a read streams them, each page compared (in
  * order, one at a time) with the staged records of its SKUs and of its kits' components; what the
- * comparison finds is staged. A page that fails stops the read at its next item.
+ * comparison finds is staged (the differences to queue, the SKUs seen, the targets found different, the
+ * store codes with no ERP record and the orphans). A page that fails stops the read at its next item.
  */
 class PageQueue {
   readonly #staging: ReconcileStaging;
@@ -262,7 +260,7 @@ class PageQueue {
   }
 
   async #compare(page: ReadonlyArray<readonly [InventoryItem, StoreRead]>): Promise<void> {
-    const { comparison, kits } = this.#ready();
+    const { comparison, kits, orphans } = this.#ready();
     const codes = new Set<string>();
     for (const [item] of page) {
       codes.add(item.Code);
@@ -270,9 +268,12 @@ class PageQueue {
       if (kit !== undefined && !isCycle(kit)) for (const component of kit) codes.add(component.code);
     }
     const erp: ErpSnapshot = await this.#staging.page(codes);
-    const { items, seen } = comparison.visitPage(erp, page);
+    const { items, seen, differing, others } = comparison.visitPage(erp, page);
     await this.#staging.markSeen(seen);
     await this.#staging.queue(items);
+    await this.#staging.markDiffering(differing);
+    await this.#staging.addDistinct('others', others);
+    await orphans?.stage(this.#staging);
   }
 }
 
