@@ -53,6 +53,25 @@ export type DistinctList = 'others' | 'orphans' | 'orphans:change' | 'dry';
 
 const DISTINCT_LISTS: readonly DistinctList[] = ['others', 'orphans', 'orphans:change', 'dry'];
 
+/**
+ * Adds members (ARGV[2…]) to a distinct list: each not yet in its set (KEYS[1]) is added to it and pushed
+ * on its list (KEYS[2]), in one step, so that a command sent again after its reply was lost (ioredis
+ * resends it on reconnect) cannot leave a member in the set and not on the list. Both keys expire after
+ * ARGV[1] seconds. Returns the positions (1-based) of the members it added, in order.
+ */
+const ADD_DISTINCT = `
+local fresh = {}
+for i = 2, #ARGV do
+  if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
+    redis.call('RPUSH', KEYS[2], ARGV[i])
+    fresh[#fresh + 1] = i - 1
+  end
+end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+if #fresh > 0 then redis.call('EXPIRE', KEYS[2], ARGV[1]) end
+return fresh
+`;
+
 /** The staging keys of one reconcile run; see the module comment. */
 export class ReconcileStaging {
   readonly #redis: Redis;
@@ -183,13 +202,8 @@ export class ReconcileStaging {
   async addDistinct(list: DistinctList, members: Iterable<string>): Promise<string[]> {
     const wanted = [...members];
     if (wanted.length === 0) return [];
-    const set = this.#key(list, 'set');
-    const multi = this.#redis.multi();
-    for (const member of wanted) multi.sadd(set, member);
-    const added = (await execAll(multi.expire(set, STAGING_TTL))) as number[];
-    const fresh = wanted.filter((_, i) => added[i] === 1);
-    if (fresh.length > 0) await execAll(this.#redis.multi().rpush(this.#key(list), ...fresh).expire(this.#key(list), STAGING_TTL));
-    return fresh;
+    const fresh = (await this.#redis.eval(ADD_DISTINCT, 2, this.#key(list, 'set'), this.#key(list), STAGING_TTL, ...wanted)) as number[];
+    return fresh.map((index) => wanted[index - 1]!);
   }
 
   /** A distinct list's members, STAGE_CHUNK at a time, in the order first added. */
