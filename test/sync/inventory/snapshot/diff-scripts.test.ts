@@ -1,7 +1,8 @@
 /**
  * The snapshot diff's scripts (issue 27, the diff compared in Redis): `compareRead` answers the indexes of
  * the changed rows of a chunk and stages every fingerprint, `stageRead` counts a key staged as changed
- * once, `absentPage` answers only the previous SKUs the read did not stage, page by page. Against a real
+ * once, `absentPage` answers only the previous SKUs the read did not stage, page by page; `fingerprint`
+ * keeps the value releases before it stored (whichever SHA-1 call the Node version has). Against a real
  * Redis under the test's own prefix; expected values are written out by hand or by the rule in the test.
  */
 import { randomUUID } from 'node:crypto';
@@ -10,7 +11,7 @@ import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { createRedis } from '../../../../src/queue/connection.js';
-import { DiffState } from '../../../../src/sync/inventory/snapshot/diff-state.js';
+import { DiffState, fingerprint } from '../../../../src/sync/inventory/snapshot/diff-state.js';
 import { deleteKeys } from '../../../support/redis.js';
 import { REDIS_URL } from '../harness.js';
 
@@ -153,5 +154,15 @@ describe('absentPage: the previous SKUs the read did not stage, found in Redis',
 
   it('answers nothing, ending at once, for a source without previous fingerprints', async () => {
     expect(await diffState.absentPage('src', '0')).toEqual(['0', []]);
+  });
+});
+
+describe('fingerprint: the value stored by earlier releases, on every Node version', () => {
+  // SHA-1 of the JSON text, base64url, first 11 characters, computed apart (Python's hashlib):
+  // [["Price",12.5],["Stock",5]] → vC8SVtZhYpD; [["Barcode","4006381333931"],["Published",false],["Stock",0]] → b-iyDLpKgh2.
+  it('hashes the fields but Code and SiteId, in name order, as before', () => {
+    expect(fingerprint({ Code: 'A-1', SiteId: 2, Stock: 5, Price: 12.5 })).toBe('vC8SVtZhYpD');
+    expect(fingerprint({ Stock: 5, Price: 12.5, Code: 'B-2' })).toBe('vC8SVtZhYpD');
+    expect(fingerprint({ Stock: 0, Published: false, Code: 'X', Barcode: '4006381333931' })).toBe('b-iyDLpKgh2');
   });
 });

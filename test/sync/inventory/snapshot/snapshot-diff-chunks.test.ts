@@ -128,6 +128,13 @@ describe('snapshot diff in chunks', () => {
     expect(await diffSource(rt, source([{ rows: next }]), options)).toMatchObject({ previous: 2994, changed: 0, queued: 0, vanished: 0 });
   });
 
+  it('queues nothing after an upgrade: the fingerprints an earlier release stored still compare equal', async () => {
+    // What a release before the fingerprint's feature detection stored for C-00001..C-00003 of Stock 1..3:
+    // SHA-1 of [["Stock",i]], base64url, 11 characters (computed apart, Python's hashlib).
+    await rt.redis.hset(`${h.prefix}:state:inv:fp:mem`, code(1), 'sADoTyFVvhC', code(2), 'tAMJo_cNtoR', code(3), 'K1bY6ujEyfu');
+    expect(await diffSource(rt, source([{ rows: range(1, 3).map((i) => fields(i)) }]), options)).toMatchObject({ previous: 3, changed: 0, queued: 0, vanished: 0 });
+  });
+
   it('fails when Redis answers an error mid-read: nothing queued, the fingerprints as they were, no staging left', async () => {
     const rows = range(1, 1500).map((i) => fields(i));
     await diffSource(rt, source([{ rows }]), options);
