@@ -11,13 +11,14 @@
  * A fingerprint is 11 characters (66 bits of SHA-1): a hash field of a short Code and one of these is
  * about 70 bytes of Redis (bench/README.md, "diff").
  */
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 
 import type { Redis } from 'ioredis';
 
 import { stateKey } from '../../../queue/connection.js';
 import { execOrThrow, STATE_FIELD, targetStateKey } from '../state.js';
 import { pastTargetsOf } from '../target-key.js';
+import { withDiffScripts } from './diff-scripts.js';
 
 /** Fields written or read per Redis command. */
 const CHUNK = 1000;
@@ -96,6 +97,13 @@ export interface VanishedEntry {
 }
 
 /**
+ * SHA-1 of `text` as base64url: `crypto.hash` where it exists (Node ≥ 20.12 and 21.7: one call, no Hash
+ * object, 2–4× cheaper; the diff's largest CPU per row), else a Hash. The same value: prints stay comparable.
+ */
+const sha1: (text: string) => string =
+  typeof crypto.hash === 'function' ? (text) => crypto.hash('sha1', text, 'base64url') : (text) => crypto.createHash('sha1').update(text).digest('base64url');
+
+/**
  * The fingerprint of a record's values: its fields but `Code` (and `SiteId`, part of the key), in
  * name order, so that a column order or mapping change alone does not count as a change.
  */
@@ -104,7 +112,7 @@ export function fingerprint(fields: Record<string, unknown>): string {
     .filter((field) => field !== 'Code' && field !== 'SiteId')
     .sort();
   const text = JSON.stringify(names.map((field) => [field, fields[field]]));
-  return createHash('sha1').update(text).digest('base64url').slice(0, 11);
+  return sha1(text).slice(0, 11);
 }
 
 /** The snapshot diff's Redis state of one prefix. */
@@ -145,12 +153,10 @@ export class DiffState {
     return out;
   }
 
-  /** One page of the source's fingerprints (HSCAN from `cursor`, '0' first): the next cursor ('0' at the end) and the pairs. */
-  async fingerprintPage(source: string, cursor: string, kind: 'fp' | 'diff-gone' | 'diff-rows' = 'fp'): Promise<[string, Array<[string, string]>]> {
+  /** One page of a staging hash of the source (HSCAN from `cursor`, '0' first): the next cursor ('0' at the end) and the pairs. */
+  async fingerprintPage(source: string, cursor: string, kind: 'diff-gone' | 'diff-rows'): Promise<[string, Array<[string, string]>]> {
     const [next, flat] = await this.#redis.hscan(this.#key(kind, source), cursor, 'COUNT', CHUNK);
-    const pairs: Array<[string, string]> = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i]!, flat[i + 1]!]);
-    return [next, pairs];
+    return [next, pairsOf(flat)];
   }
 
   /** Deletes the staging keys of a diff of `source` (before it starts, and once it ended or failed). */
@@ -159,28 +165,42 @@ export class DiffState {
   }
 
   /**
-   * For each of `keys`: its fingerprint in the source's last complete snapshot, and whether this diff
-   * read it already (staged in `next`); both null when absent.
+   * Compares a chunk of the read (`prints`: target key → fingerprint, in read order) with the source's last
+   * complete snapshot and stages every fingerprint in `next`, in one call (COMPARE_READ). Returns the indexes
+   * (into `prints`, ascending) of the changed rows: new, of another fingerprint, or of a key this diff read
+   * already (in an earlier chunk or earlier in this one).
    */
-  async previousAndStaged(source: string, keys: readonly string[]): Promise<{ previous: Array<string | null>; staged: Array<string | null> }> {
-    if (keys.length === 0) return { previous: [], staged: [] };
-    const [previous, staged] = (await execOrThrow(
-      this.#redis.multi().hmget(this.#key('fp', source), ...keys).hmget(this.#key('diff-next', source), ...keys),
-    )) as [Array<string | null>, Array<string | null>];
-    return { previous, staged };
+  async compareRead(source: string, prints: ReadonlyArray<[string, string]>): Promise<number[]> {
+    const changed: number[] = [];
+    for (let start = 0; start < prints.length; start += CHUNK) {
+      const slice = prints.slice(start, start + CHUNK).flat();
+      const indexes = await withDiffScripts(this.#redis).invDiffCompare(2, this.#key('fp', source), this.#key('diff-next', source), ...slice);
+      for (const index of indexes) changed.push(start + index);
+    }
+    return changed;
   }
 
   /**
-   * Stages a chunk of the read: the fingerprint of every row (`prints`), the changed rows (`rows`: key →
-   * JSON) and the Codes of refused rows. Returns how many of `rows`' keys were not staged as changed yet.
+   * Stages the changed rows of a chunk (`rows`: key → JSON) and the Codes of refused rows (one MULTI).
+   * Returns how many of `rows`' keys were not staged as changed yet (a key changed twice counts once).
    */
-  async stageRead(source: string, prints: ReadonlyArray<[string, string]>, rows: ReadonlyArray<[string, string]>, kept: readonly string[]): Promise<number> {
+  async stageRead(source: string, rows: ReadonlyArray<[string, string]>, kept: readonly string[]): Promise<number> {
+    if (rows.length + kept.length === 0) return 0;
     const multi = this.#redis.multi();
-    if (prints.length > 0) multi.hset(this.#key('diff-next', source), ...prints.flat());
     if (rows.length > 0) multi.hset(this.#key('diff-rows', source), ...rows.flat());
     if (kept.length > 0) multi.sadd(this.#key('diff-kept', source), ...kept);
     const results = await execOrThrow(multi);
-    return rows.length > 0 ? Number(results[prints.length > 0 ? 1 : 0]) : 0;
+    return rows.length > 0 ? Number(results[0]) : 0;
+  }
+
+  /**
+   * One page of the source's previous fingerprints (HSCAN from `cursor`, '0' first) that this diff did not
+   * stage in `next` (ABSENT_PAGE): the next cursor ('0' at the end) and those pairs only, so that the
+   * catalogue stays in Redis and the process sees the absent SKUs.
+   */
+  async absentPage(source: string, cursor: string): Promise<[string, Array<[string, string]>]> {
+    const [next, flat] = await withDiffScripts(this.#redis).invDiffAbsent(2, this.#key('fp', source), this.#key('diff-next', source), cursor, CHUNK);
+    return [next, pairsOf(flat)];
   }
 
   /** For each of `codes`: whether it is the Code of a row this diff refused (staged in `kept`). */
@@ -365,6 +385,13 @@ export class DiffState {
     const held = keys.filter(matches).map((key): [string, HeldEntry] => [key, { at: at ?? 0 }]);
     return { vanished, held };
   }
+}
+
+/** A flat reply of hash fields and values (HSCAN's) as pairs. */
+function pairsOf(flat: readonly string[]): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i]!, flat[i + 1]!]);
+  return pairs;
 }
 
 /** `code` with the characters HSCAN's MATCH treats as a pattern escaped. */

@@ -122,20 +122,14 @@ async function readSnapshot(
   };
   let batch: Array<{ key: string; print: string; record: SourceRecord }> = [];
   const compare = async (): Promise<void> => {
-    const { previous, staged } = await diffState.previousAndStaged(source.name, batch.map(({ key }) => key));
-    // Keys read earlier in this batch: their second row is compared with nothing, as one read before.
-    const seen = new Set<string>();
-    const prints: Array<[string, string]> = [];
-    const rows: Array<[string, string]> = [];
-    batch.forEach(({ key, print, record }, i) => {
-      const before = staged[i] !== null || seen.has(key) ? null : previous[i];
-      seen.add(key);
-      prints.push([key, print]);
-      if (before === print) return;
+    // Compared and staged in Redis: only the changed rows' indexes come back (diff-state.ts, COMPARE_READ).
+    const changed = await diffState.compareRead(source.name, batch.map(({ key, print }): [string, string] => [key, print]));
+    const rows = changed.map((i): [string, string] => {
+      const { key, record } = batch[i]!;
       const { Code, ...values } = record.fields;
-      rows.push([key, JSON.stringify([Code as string, record.cursor, values] satisfies StagedRow)]);
+      return [key, JSON.stringify([Code as string, record.cursor, values] satisfies StagedRow)];
     });
-    out.changed += await diffState.stageRead(source.name, prints, rows, kept);
+    out.changed += await diffState.stageRead(source.name, rows, kept);
     batch = [];
     kept = [];
   };
@@ -232,16 +226,14 @@ async function queueRows(rt: InventoryRuntime, diffState: DiffState, source: str
 
 /**
  * Finds the SKUs of the previous snapshot this one did not read, a page of the previous fingerprints at
- * a time: those of a refused row's Code keep their fingerprint, those another source still provides lose
+ * a time (compared with what the read staged in Redis, which answers the absent ones only): those of a refused row's Code keep their fingerprint, those another source still provides lose
  * it (and are not vanished), the others are staged as gone.
  */
 async function stageAbsent(rt: InventoryRuntime, diffState: DiffState, source: string, others: readonly string[]): Promise<void> {
   let cursor = '0';
   do {
-    const [next, pairs] = await diffState.fingerprintPage(source, cursor);
+    const [next, absent] = await diffState.absentPage(source, cursor);
     cursor = next;
-    const { staged } = await diffState.previousAndStaged(source, pairs.map(([key]) => key));
-    const absent = pairs.filter((_, i) => staged[i] === null);
     const kept = await diffState.keptCodes(source, absent.map(([key]) => targetParts(key).code));
     const stay = absent.filter((_, i) => kept[i]);
     const rest = absent.filter((_, i) => !kept[i]);

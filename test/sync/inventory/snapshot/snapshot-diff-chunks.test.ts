@@ -102,6 +102,62 @@ describe('snapshot diff in chunks', () => {
     expect((await diffState.fingerprints('mem')).size).toBe(100);
   });
 
+  it('queues exactly the changed SKUs and vanishes exactly the absent ones of 3000 (three rounds of 1000, pages of the previous)', async () => {
+    const rows = range(1, 3000).map((i) => fields(i));
+    await diffSource(rt, source([{ rows: rows.slice(0, 1700) }, { rows: rows.slice(1700) }]), options);
+    // Every 100th row changed (Stock 500 + i % 100 instead of i % 100): 30; every 500th less 1 (499, 999, …) absent: 6.
+    const changed = range(1, 3000).filter((i) => i % 100 === 0);
+    const absent = range(1, 3000).filter((i) => i % 500 === 499);
+    const next = range(1, 3000)
+      .filter((i) => !absent.includes(i))
+      .map((i) => fields(i, i % 100 === 0 ? 500 + (i % 100) : i % 100));
+    expect(await diffSource(rt, source([{ rows: next.slice(0, 1000) }, { rows: next.slice(1000) }]), options)).toMatchObject({
+      read: 2994,
+      previous: 3000,
+      changed: 30,
+      queued: 30,
+      vanished: 6,
+      held: 0,
+    });
+    for (const i of changed) expect((await rt.state.read(code(i))).pending.get('Stock')?.entry.value, `${code(i)} queued with its new Stock`).toBe(500);
+    for (const i of absent) expect((await rt.state.read(code(i))).pending.get('Stock')?.entry.value, `${code(i)} vanished (zeroed)`).toBe(0);
+    const prints = await diffState.fingerprints('mem');
+    expect(prints.size).toBe(2994);
+    for (const i of absent) expect(prints.has(code(i)), `${code(i)} loses its fingerprint`).toBe(false);
+    // Nothing changed since: nothing queued, nothing vanished.
+    expect(await diffSource(rt, source([{ rows: next }]), options)).toMatchObject({ previous: 2994, changed: 0, queued: 0, vanished: 0 });
+  });
+
+  it('queues nothing after an upgrade: the fingerprints an earlier release stored still compare equal', async () => {
+    // What a release before the fingerprint's feature detection stored for C-00001..C-00003 of Stock 1..3:
+    // SHA-1 of [["Stock",i]], base64url, 11 characters (computed apart, Python's hashlib).
+    await rt.redis.hset(`${h.prefix}:state:inv:fp:mem`, code(1), 'sADoTyFVvhC', code(2), 'tAMJo_cNtoR', code(3), 'K1bY6ujEyfu');
+    expect(await diffSource(rt, source([{ rows: range(1, 3).map((i) => fields(i)) }]), options)).toMatchObject({ previous: 3, changed: 0, queued: 0, vanished: 0 });
+  });
+
+  it('fails when Redis answers an error mid-read: nothing queued, the fingerprints as they were, no staging left', async () => {
+    const rows = range(1, 1500).map((i) => fields(i));
+    await diffSource(rt, source([{ rows }]), options);
+    const before = await diffState.fingerprints('mem');
+    const waiting = await rt.queue.getJobCounts('waiting', 'prioritized', 'delayed');
+    // Every row changed; after the first round of 1000 is staged, the staged fingerprints' key is made a string.
+    const changedRows = range(1, 1500).map((i) => fields(i, 900));
+    const failing: ChangeSource = {
+      ...source([]),
+      async *snapshot() {
+        yield changedRows.slice(0, 1000).map((row, i) => ({ ref: `row ${i}`, cursor: null, fields: row }));
+        await rt.redis.del(`${h.prefix}:state:inv:diff-next:mem`);
+        await rt.redis.set(`${h.prefix}:state:inv:diff-next:mem`, 'not a hash');
+        yield changedRows.slice(1000).map((row, i) => ({ ref: `row ${i}`, cursor: null, fields: row }));
+      },
+    };
+    await expect(diffSource(rt, failing, options)).rejects.toThrow(/WRONGTYPE/);
+    expect(await rt.queue.getJobCounts('waiting', 'prioritized', 'delayed')).toEqual(waiting);
+    expect((await rt.state.read(code(1))).pending.get('Stock')?.entry.value, 'the changed value is not merged').toBe(1);
+    expect(await diffState.fingerprints('mem')).toEqual(before);
+    expect(await rt.redis.keys(`${h.prefix}:state:inv:diff-*`)).toEqual([]);
+  });
+
   it('does not vanish a SKU absent from this snapshot that another source still provides; that source keeps it', async () => {
     const rows = range(1, 20).map((i) => fields(i));
     // 'other' last read C-00001..C-00005 whole: it provides them.
