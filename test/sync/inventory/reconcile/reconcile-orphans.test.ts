@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 
+import { Queue } from 'bullmq';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { createLogger } from '../../../../src/log.js';
+import { QUEUE_NAMES } from '../../../../src/queue/connection.js';
 import { runReconcile } from '../../../../src/sync/inventory/reconcile/reconcile.js';
 import { type InventoryRuntime, openInventoryRuntime } from '../../../../src/sync/inventory/runtime.js';
 import { createInventoryWorker } from '../../../../src/sync/inventory/worker.js';
@@ -78,6 +80,16 @@ afterEach(async () => {
   await rt.close();
   await h.close();
 });
+
+/** The store items parked in `store-rejects`. */
+async function storeRejects(): Promise<Array<{ id?: string }>> {
+  const queue = new Queue(QUEUE_NAMES.storeRejects, { connection: rt.redis, prefix: h.prefix });
+  try {
+    return await queue.getFailed();
+  } finally {
+    await queue.close();
+  }
+}
 
 /** Runs a worker until the store has taken every queued job. */
 async function drain(): Promise<void> {
@@ -156,6 +168,17 @@ describe('reconcile orphans (store items no ERP source has)', () => {
     expect(report.rejected).toBeGreaterThanOrEqual(1);
     expect([...report.onlyOnStoreSample].sort()).toEqual(['BAD-1', 'GONE-0', 'GONE-2']);
     expect(report.orphans).toMatchObject({ toChange: 2, queued: 2 });
+  });
+
+  it("clears the store-reject of an item whose ERP record is refused (no orphan) once the store sends it whole", async () => {
+    // BAD-1's ERP stock (-2) is refused: its store item is no orphan, but the store showed its code. Parked once
+    // the store sends it malformed; the next run, reading it whole, clears it.
+    h.sim.faults.set({ malformedItemCodes: ['BAD-1'] });
+    expect(await runReconcile(deps())).toMatchObject({ storeRejected: 1, onlyOnStore: 3 });
+    expect((await storeRejects()).map((job) => job.id)).toEqual([expect.stringContaining('BAD-1')]);
+    h.sim.faults.set({ malformedItemCodes: [] });
+    expect(await runReconcile(deps())).toMatchObject({ storeRejected: 0, onlyOnStore: 3 });
+    expect(await storeRejects()).toEqual([]);
   });
 
   it('acts below the guard: two orphans of 24 store items are not a mass effect', async () => {

@@ -121,6 +121,17 @@ describe('reconcile across pages of 1,000 (staged in Redis)', () => {
     expect(report).toMatchObject({ erpRecords: 2600, storeItems: 1200, missingOnStore: 1200 + 2 * 1400, onOtherSites: 0 });
   }, 120_000);
 
+  it('creates the SKUs missing on a site of inventory.sites when none is absent from every site, over 1,200 SKUs (two pages)', async () => {
+    // inventory.sites [1, 2]: each ERP SKU has a target on both sites. The store holds P-0001 … P-1200 on site 1
+    // only: none is absent from every site read (no absent pass), each is missing on site 2: 1,200 creations there.
+    h = await createHarness(range(1, 1200).map((i) => ({ Code: code(i), Stock: 5, Price: 10, SiteId: 1 })));
+    rt = openInventoryRuntime(h.deps({ inventory: { sites: [{ siteId: 1 }, { siteId: 2 }], createMissing: true } }));
+    const report = await reconcileWith(rt, [erpOf(1200)]);
+    expect(report).toMatchObject({ erpRecords: 1200, storeItems: 1200, differences: 0, missingOnStore: 1200, onOtherSites: 0, queued: 1200 });
+    // A site target's key: the Code, U+001F, the site.
+    expect(await queuedTargets(h, rt)).toEqual(range(1, 1200).map((i) => `${code(i)}\u001f2`));
+  }, 120_000);
+
   it('counts a target found different on two sites read once, and its SKU once, over pages of both reads', async () => {
     // Every item on sites 1 and 2 (1,500 each: two pages a read); the ERP rows name no site and no
     // inventory.sites is set, so each SKU has one target, its bare Code, compared on both reads.

@@ -34,9 +34,11 @@ const ERP = [
 let h: Harness;
 let rt: InventoryRuntime;
 
-function deps() {
+/** The test's flow dependencies, with `inventory` options over the test's source. */
+function deps(inventory: Record<string, unknown> = {}) {
   return h.deps({
     inventory: {
+      ...inventory,
       sources: [
         {
           name: 'erp',
@@ -139,6 +141,20 @@ describe('runReconcile', () => {
     const priorityOf = (sku: string) => jobs.filter((job) => jobSkus(job.data).includes(sku)).map((job) => job.opts.priority);
     // The rule (enqueue.ts): decreases 1, increases 2, other fields 3.
     expect(priorityOf('R-3')).toEqual([1]);
+    expect(priorityOf('R-2')).toEqual([2]);
+    expect(priorityOf('R-4')).toEqual([3]);
+  });
+
+  it('queues the creation of a missing SKU at the priority of other changes, and the orphan action at that of a decrease', async () => {
+    // R-6 is in the ERP only: created (createMissing); R-5 is on the store only: an orphan, zeroed (1 of 5 store
+    // items is past the guard's 5 %: confirmed). R-2 (Stock up) and R-4 (a price) as in the test above.
+    const report = await runReconcile(deps({ createMissing: true, reconcile: { orphans: 'zero' } }), { confirmOrphans: true });
+    expect(report).toMatchObject({ missingOnStore: 1, missingSample: ['R-6'], onlyOnStore: 1, orphans: { checked: true, toChange: 1, queued: 1, held: 0 } });
+    const jobs = await rt.queue.getJobs(['waiting', 'prioritized', 'delayed']);
+    const priorityOf = (sku: string) => jobs.filter((job) => jobSkus(job.data).includes(sku)).map((job) => job.opts.priority);
+    // The rule (enqueue.ts): decreases 1, increases 2, other fields 3; a creation is no decrease, a zeroed orphan is.
+    expect(priorityOf('R-6')).toEqual([3]);
+    expect(priorityOf('R-5')).toEqual([1]);
     expect(priorityOf('R-2')).toEqual([2]);
     expect(priorityOf('R-4')).toEqual([3]);
   });

@@ -209,6 +209,8 @@ describe('kits from their components', () => {
     h.sim.upsertItem({ Code: 'GIFT', Stock: 7 });
     const report = await flow.reconcile();
     expect(report.sample.filter((d) => d.sku === 'GIFT'), 'the kit compared with its figure').toEqual([expect.objectContaining({ field: 'Stock', erp: 0, store: 7 })]);
+    // GIFT's Stock is the only difference (the earlier tests left the rest synced): one item, one SKU.
+    expect(report).toMatchObject({ differences: 1, itemsWithDifferences: 1, skusWithDifferences: 1 });
     expect(report.onlyOnStoreSample.filter((code) => ['SIXPACK', 'HAMPER', 'GHOST', 'LOOP-A', 'LOOP-B'].includes(code)), 'kits are no orphans').toEqual([]);
     await idle();
     expect(shown('GIFT'), 'the reconcile queued the kit, its job wrote the figure').toBe(0);
