@@ -10,7 +10,7 @@
  * back by the next run should this one be killed. Exits 1 when a mutation survived or is invalid.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -94,6 +94,23 @@ function restoreLeftovers(list: Mutation[]): void {
   }
 }
 
+/** When `dist/`'s compiled copy of a source file was last written (ms), or undefined when there is none. */
+function builtAt(file: string): number | undefined {
+  const compiled = join(root, 'dist', file.replace(/\.ts$/, '.js'));
+  return existsSync(compiled) ? statSync(compiled).mtimeMs : undefined;
+}
+
+/**
+ * Builds `dist/` again from the restored sources when a mutant's tests rebuilt it (a test that needs a
+ * fresh build, test/support/fresh-build.ts, compiles the mutant): otherwise the demo, a benchmark or the
+ * next test that trusts `dist/` would run the mutant.
+ */
+function rebuildIfMutantBuilt(mutation: Mutation, before: number | undefined): void {
+  if (builtAt(mutation.file) === before) return;
+  log(`    dist/ was built from the mutant by its tests: building it again from the restored source`);
+  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+}
+
 async function runMutation(mutation: Mutation, check: MutantTypeCheck): Promise<{ verdict: Verdict; detail: string }> {
   const path = join(root, mutation.file);
   if (!existsSync(path)) return { verdict: 'invalid', detail: `${mutation.file} does not exist` };
@@ -110,6 +127,7 @@ async function runMutation(mutation: Mutation, check: MutantTypeCheck): Promise<
     writeFileSync(path, original);
     rmSync(backup, { force: true });
   };
+  const built = builtAt(mutation.file);
   try {
     writeFileSync(path, mutant.text);
     const { report, output } = await runTests(mutation.tests, mutation.id);
@@ -119,6 +137,7 @@ async function runMutation(mutation: Mutation, check: MutantTypeCheck): Promise<
   } finally {
     restoreCurrent();
     restoreCurrent = undefined;
+    rebuildIfMutantBuilt(mutation, built);
   }
 }
 
