@@ -42,6 +42,8 @@ const { values } = parseArgs({
     items: { type: 'string' },
     // A/B of the cli cells against a build of this commit (built in a temporary git worktree, removed after).
     baseline: { type: 'string' },
+    // Also measure every cli cell with the floor process: the least work per item on this stack (bench/lib/floor-child.ts).
+    floor: { type: 'boolean', default: false },
   },
 });
 const quick = values.quick ?? false;
@@ -56,7 +58,7 @@ if (unknown.length > 0) {
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const benchDir = join(root, 'bench');
 const resultsDir = join(benchDir, 'results');
-const command = `npm run bench --${quick ? ' --quick' : ''}${values.only ? ` --only ${values.only}` : ''}${values['node-args'] ? ` --node-args="${values['node-args']}"` : ''}${values.baseline ? ` --baseline ${values.baseline}` : ''}`.replace(/ --$/, '');
+const command = `npm run bench --${quick ? ' --quick' : ''}${values.only ? ` --only ${values.only}` : ''}${values['node-args'] ? ` --node-args="${values['node-args']}"` : ''}${values.baseline ? ` --baseline ${values.baseline}` : ''}${values.floor ? ' --floor' : ''}`.replace(/ --$/, '');
 const log = (line: string): void => {
   process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 };
@@ -97,6 +99,7 @@ try {
           latencies: numbers(values.latencies) ?? grid.latencies,
           concurrencies: numbers(values.concurrencies) ?? grid.concurrencies,
           ...(values.items ? { minItems: Number(values.items), maxItems: Number(values.items) } : {}),
+          floor: values.floor ?? false,
         },
         log,
         baseline,

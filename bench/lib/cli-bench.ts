@@ -20,9 +20,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { BaselineBuild } from './baseline-build.js';
+import { summarizeBaseline } from './baseline-rows.js';
 import { type ErpRow, sku } from './bench-erp.js';
+import type { BaselineCell, CliCell, OverlapWindowRow } from './cli-cells.js';
 import { type CliDaemon, startCliDaemon } from './cli-daemon.js';
 import { type BenchEnvironment, STORE_PASSWORD, STORE_USER } from './environment.js';
+import { type FloorCell, measureFloor, summarizeFloor } from './floor.js';
 import { freshBodies, itemsFor, WARM_UP_FIRST_SKU } from './put-bodies.js';
 import { login, type PutBody, rawPutLoop } from './raw-loops.js';
 import type { BenchResult } from './results.js';
@@ -51,6 +54,8 @@ export interface CliBenchOptions {
   idleS: number;
   /** Changes each daemon syncs (0 ms) before its first cell (0: none). */
   warmUpItems: number;
+  /** Also every cell with the floor process, right after the daemons of its concurrency (`--floor`, floor.ts). */
+  floor?: boolean;
 }
 
 /** The first sync of a fresh daemon: the warm-up, measured like a cell. */
@@ -61,20 +66,6 @@ export interface FirstSync {
   daemonCpuMsPerItem: number;
 }
 
-/** One latency × concurrency cell. */
-export interface CliCell {
-  latencyMs: number;
-  concurrency: number;
-  items: number;
-  rawPerS: number;
-  daemonPerS: number;
-  ratio: number;
-  daemonCpuMsPerItem: number;
-  redisCommandsPerItem: number;
-  redisCpuMsPerItem: number;
-  redisTopCommands: Record<string, number>;
-  rssMiB: number;
-}
 
 /** Inserts the changes, waits for their PUTs, and reads what the daemon processes spent meanwhile. */
 async function syncRun(env: BenchEnvironment, log: WriteLog, daemons: readonly CliDaemon[], list: readonly PutBody[]): Promise<SyncCost> {
@@ -91,12 +82,6 @@ async function warmUp(env: BenchEnvironment, log: WriteLog, daemons: readonly Cl
   return syncRun(env, log, daemons, freshBodies(items, WARM_UP_FIRST_SKU));
 }
 
-/** The A/B of one cell: the baseline build's daemon measured like the current one, right after it. */
-export interface BaselineCell extends CliCell {
-  /** Current ÷ baseline. */
-  cpuPerItemRatio: number;
-  redisCommandsPerItemRatio: number;
-}
 
 /** Runs the grid and the scale-out row (and, with `baseline`, each cell again with its daemon); returns the result to store. */
 export async function cliBench(
@@ -109,6 +94,7 @@ export async function cliBench(
   const writes = new WriteLog(env);
   const cells: CliCell[] = [];
   const baselineCells: BaselineCell[] = [];
+  const floorCells: FloorCell[] = [];
   let baselineIdle: { rssMiB: number; peakRssMiB: number; cpuMsPerS: number } | undefined;
   let baselineWindow: OverlapWindowRow | undefined;
   const start = (name: string, role: 'all' | 'producer' | 'worker', concurrency: number, prefix: string, root = env.root) =>
@@ -192,14 +178,22 @@ export async function cliBench(
         await base.stop();
       }
     }
+    if (options.floor) {
+      // The same cells with the least work on this stack, on a fresh log and prefix.
+      await env.erp.clear();
+      const measure = (floor: CliDaemon, latencyMs: number, items: number) => measureCell(env, writes, hash, floor, latencyMs, concurrency, items);
+      const warm = (floor: CliDaemon) => (options.warmUpItems > 0 ? warmUp(env, writes, [floor], options.warmUpItems) : Promise.resolve());
+      floorCells.push(...(await measureFloor(env, hash, concurrency, cells, baselineCells, { measure, warm }, logLine)));
+    }
   }
   const scaleOut = options.scaleOutItems > 0 ? await scaleOutRow(env, writes, options.scaleOutItems, options.warmUpItems, start, logLine) : undefined;
   await env.sim.setFaults({ latencyMs: 0 });
   const ab = baseline
     ? { ref: baseline.ref, commit: baseline.commit, modules: baseline.modules, idle: baselineIdle, cells: baselineCells, overlapWindow: baselineWindow }
     : undefined;
-  const summary = [...summarize(cells, idle, windowRow, scaleOut, firstSync), ...(ab ? summarizeBaseline(cells, ab, idle, windowRow) : [])];
-  return { name: 'cli', summary, data: { options, cells, idle, firstSync, overlapWindow: windowRow, scaleOut, ...(ab ? { baseline: ab } : {}) } };
+  const summary = [...summarize(cells, idle, windowRow, scaleOut, firstSync), ...(ab ? summarizeBaseline(cells, ab, idle, windowRow) : []), ...summarizeFloor(cells, floorCells, baseline?.ref)];
+  const floor = options.floor ? { floor: floorCells } : {};
+  return { name: 'cli', summary, data: { options, cells, idle, firstSync, overlapWindow: windowRow, scaleOut, ...(ab ? { baseline: ab } : {}), ...floor } };
 }
 
 /** One cell: the raw loop, then the daemon syncing as many fresh changes, at `latencyMs`. */
@@ -231,46 +225,6 @@ async function measureCell(
   };
 }
 
-/** The A/B rows: each cell's cost beside the baseline's, and the idle RSS of both. */
-function summarizeBaseline(
-  cells: readonly CliCell[],
-  ab: { ref: string; commit: string; idle: { rssMiB: number } | undefined; cells: readonly BaselineCell[]; overlapWindow: OverlapWindowRow | undefined },
-  idle: { rssMiB: number } | undefined,
-  windowRow: OverlapWindowRow | undefined,
-): BenchResult['summary'] {
-  const rows: BenchResult['summary'] = [];
-  for (const b of ab.cells) {
-    const c = cells.find((x) => x.latencyMs === b.latencyMs && x.concurrency === b.concurrency);
-    if (!c) continue;
-    rows.push({
-      measure: `A/B against ${ab.ref} (${ab.commit.slice(0, 7)}), latency ${b.latencyMs} ms, concurrency ${b.concurrency} (${b.items} items each)`,
-      value: `current: ${c.daemonCpuMsPerItem} ms CPU, ${c.redisCommandsPerItem} Redis commands per item, ratio to the raw loop ${c.ratio}`,
-      baseline: `${ab.ref}: ${b.daemonCpuMsPerItem} ms CPU, ${b.redisCommandsPerItem} Redis commands per item, ratio ${b.ratio}`,
-      verdict: `current/baseline: CPU ${b.cpuPerItemRatio} (goal ≤ 0.4 ${b.cpuPerItemRatio <= 0.4 ? 'met' : 'missed'}), commands ${b.redisCommandsPerItemRatio}`,
-    });
-  }
-  if (ab.idle && idle) {
-    rows.push({ measure: `A/B against ${ab.ref}: idle storesync run RSS`, value: `current ${idle.rssMiB} MiB`, baseline: `${ab.ref} ${ab.idle.rssMiB} MiB`, verdict: 'reported' });
-  }
-  if (ab.overlapWindow && windowRow) {
-    rows.push({
-      measure: `A/B against ${ab.ref}: CPU per row re-read in the overlap window (${windowRow.rows} rows, nothing new)`,
-      value: `current ${windowRow.usPerRowRead} µs (${windowRow.cpuMsPerS} ms per second, ${windowRow.emptyCpuMsPerS} emptied)`,
-      baseline: `${ab.ref} ${ab.overlapWindow.usPerRowRead} µs (${ab.overlapWindow.cpuMsPerS} ms per second, ${ab.overlapWindow.emptyCpuMsPerS} emptied)`,
-      verdict: `current/baseline ${round(windowRow.usPerRowRead / ab.overlapWindow.usPerRowRead, 3)}`,
-    });
-  }
-  return rows;
-}
-
-/** The overlap row: the daemon's CPU with a steady stream's window of rows in the log, and without. */
-interface OverlapWindowRow {
-  rows: number;
-  cpuMsPerS: number;
-  emptyCpuMsPerS: number;
-  /** CPU per row re-read, µs (each poll re-reads every row). */
-  usPerRowRead: number;
-}
 
 async function cpuPerSecond(daemon: CliDaemon, seconds: number): Promise<number> {
   const before = daemon.cpuMs();

@@ -100,6 +100,11 @@ export async function startCliDaemon(options: CliDaemonOptions): Promise<CliDaem
     },
     { timeoutMs: 60_000, intervalMs: 100, message: `storesync run (${options.name}) ready` },
   );
+  return processHandle(child);
+}
+
+/** A child's CPU time and memory, read from /proc (the benchmark cannot ask the process itself). */
+export function processHandle(child: Child): CliDaemon {
   const proc = (file: string): string => readFileSync(`/proc/${child.pid}/${file}`, 'utf8');
   return {
     child,
