@@ -9,11 +9,10 @@
 import { join } from 'node:path';
 
 import { Redis } from 'ioredis';
-import { request } from 'undici';
 
 import { type DaemonRun, startDaemonProcess } from './daemon-process.js';
-import { type BenchEnvironment, STORE_PASSWORD, STORE_USER } from './environment.js';
-import { login, rawPutLoop } from './raw-loops.js';
+import type { BenchEnvironment } from './environment.js';
+import { rawReconcileWork, wallRow } from './raw-reconcile.js';
 import type { BenchResult } from './results.js';
 import { round } from './stats.js';
 
@@ -65,38 +64,6 @@ async function usedMemory(redis: Redis): Promise<number> {
   return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? Number.NaN);
 }
 
-/** Rows of the ERP table read per query of the raw read (keyset paging, as fast as pg allows). */
-const RAW_ERP_PAGE = 50_000;
-
-/**
- * The reconcile's raw least work, by the bench process with nothing else to do, one after the other: one
- * read of the ERP table (every row), one read of the store's inventory (the whole answer received), and the
- * PUTs of `puts` with `concurrency` in flight.
- */
-async function rawReconcileWork(env: BenchEnvironment, puts: ReadonlyArray<{ Code: string; Stock: number; Price: number }>): Promise<{ erpMs: number; storeMs: number; putMs: number; ms: number }> {
-  let started = performance.now();
-  let rows = 0;
-  for (let last = 0; ; ) {
-    const page = await env.erp.pool.query<{ id: number }>('SELECT id, code, stock, price FROM scale_items WHERE id > $1 ORDER BY id LIMIT $2', [last, RAW_ERP_PAGE]);
-    rows += page.rows.length;
-    if (page.rows.length < RAW_ERP_PAGE) break;
-    last = (page.rows[page.rows.length - 1] as { id: number }).id;
-  }
-  const erpMs = performance.now() - started;
-  const hash = await login(env.sim.url, STORE_USER, STORE_PASSWORD);
-  started = performance.now();
-  const res = await request(`${env.sim.url}/Api/Inventory/Get?hash=${encodeURIComponent(hash)}`);
-  let bytes = 0;
-  for await (const chunk of res.body) bytes += (chunk as Buffer).length;
-  const storeMs = performance.now() - started;
-  if (res.statusCode !== 200 || bytes === 0 || rows === 0) throw new Error(`raw reconcile read: ${rows} ERP rows, store HTTP ${res.statusCode} with ${bytes} bytes`);
-  const put = await rawPutLoop(env.sim.url, hash, puts.map((p) => ({ InternalId: 0 as const, ...p })), CONCURRENCY);
-  if (put.failed > 0) throw new Error(`raw reconcile PUTs: ${put.failed} of ${put.sent} failed`);
-  return { erpMs: round(erpMs), storeMs: round(storeMs), putMs: round(put.ms), ms: round(erpMs + storeMs + put.ms) };
-}
-
-/** Issue 27: the reconcile's wall at most 1.5 × the raw least work. */
-const RECONCILE_WALL_GOAL = 1.5;
 /** Issue 27: the 1 % diff of a million in at most 20 s of daemon CPU. */
 const DIFF_CPU_GOAL_S = 20;
 
@@ -173,7 +140,7 @@ export async function scaleBench(
     log(`scale: reconcile of ${skus} SKUs, ${drifted.length} drifted: ${reconcile.puts} PUTs, peak RSS ${reconcile.maxRssMiB} MiB, idle after ${idle.rssMiB} MiB`);
     // The same writes again (the store holds them now: nothing changes), after one read of each side.
     const corrected = drifted.map((item) => ({ ...item, Stock: item.Stock - 7 }));
-    const raw = await rawReconcileWork(env, corrected);
+    const raw = await rawReconcileWork(env, { table: 'scale_items', columns: 'code, stock, price' }, corrected, CONCURRENCY);
     const wallRatio = round(reconcile.ms / raw.ms, 2);
     log(`scale: reconcile wall ${round(reconcile.ms)} ms against the raw least work ${raw.ms} ms (ERP read ${raw.erpMs}, store read ${raw.storeMs}, ${corrected.length} PUTs ${raw.putMs}): ${wallRatio}×`);
 
@@ -196,12 +163,7 @@ export async function scaleBench(
           baseline: `goal ≤ ${DIFF_CPU_GOAL_S} s`,
           verdict: diff.cpuMs <= DIFF_CPU_GOAL_S * 1000 ? 'goal met' : 'goal missed',
         },
-        {
-          measure: `the reconcile's wall, from its start to its last job, against the raw least work (one read of each side, then the ${corrected.length} PUTs, concurrency ${CONCURRENCY})`,
-          value: `${round(reconcile.ms / 1000, 1)} s`,
-          baseline: `${round(raw.ms / 1000, 1)} s (ERP read ${round(raw.erpMs / 1000, 1)} s, store read ${round(raw.storeMs / 1000, 1)} s, PUTs ${round(raw.putMs / 1000, 1)} s)`,
-          verdict: `${wallRatio}× (goal ≤ ${RECONCILE_WALL_GOAL}× ${wallRatio <= RECONCILE_WALL_GOAL ? 'met' : 'missed'})`,
-        },
+        wallRow(reconcile.ms, raw, corrected.length, CONCURRENCY),
         { measure: `the daemon idle ${options.idleS} s after them`, value: `RSS ${idle.rssMiB} MiB`, baseline: `goal ≤ ${GOAL_MB} MB`, verdict: verdict(idle.rssMiB) },
         {
           measure: 'Redis at rest, bytes per SKU (INFO used_memory growth over the SKUs; by kind: MEMORY USAGE of up to 200 keys × keys ÷ SKUs)',
