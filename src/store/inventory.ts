@@ -36,6 +36,8 @@ export interface InventoryGetOptions extends RecordReadOptions, StreamOptions {
 
 const ENDPOINTS = { get: '/Api/Inventory/Get', plain: '/Api/inventory' } as const;
 const UPDATE_ENDPOINT = '/Api/Inventory';
+/** The update's query, frozen: the transport builds its query string once (`searchOf`). */
+const UPDATE_QUERY = Object.freeze({ mode: 'default' });
 
 /** Reads one item of a query answer; an item that does not fit is a reject (a streaming reader calls this per element). */
 export function parseInventoryRecord(raw: unknown, endpoint = `GET ${ENDPOINTS.get}`): RecordRead<InventoryItem> {
@@ -103,7 +105,7 @@ export class InventoryApi {
   async update(item: InventoryUpdateInput, options: CallOptions = {}): Promise<InventoryUpdateResult> {
     const body = checked(item, 'inventory update');
     const result = await this.#api.request(
-      { method: 'PUT', endpoint: UPDATE_ENDPOINT, query: { mode: 'default' }, body },
+      { method: 'PUT', endpoint: UPDATE_ENDPOINT, query: UPDATE_QUERY, body },
       options,
     );
     return writeResult(result);
