@@ -232,6 +232,35 @@ describe('InventoryState: one hash per target (issue 27)', () => {
     expect(await redis.hlen(locks())).toBe(0);
   });
 
+  it('merges, reads and settles every SKU of a batch over several script chunks of 200, stamps only where acknowledged (400 and 450 SKUs)', async () => {
+    for (const count of [400, 450]) {
+      const skus = Array.from({ length: count }, (_, i) => `K${count}-${i}`);
+      // Every third SKU carries a price besides its stock: chunks hold SKUs of one and of two fields.
+      await state.merge(skus.map((sku, i) => ({ sku, entries: i % 3 === 0 ? { Stock: entry(i, 10), Price: entry(i + 0.5, 10) } : { Stock: entry(i, 10) } })));
+      const reads = await state.lockAndReadMany(skus, `job-${count}`, 10_000);
+      expect([...reads.values()].filter((read) => read !== undefined)).toHaveLength(count);
+      await state.settleMany(
+        skus.map((sku, i) => {
+          const read = reads.get(sku)!;
+          const settlements = [...read.pending].map(([field, pending]) => ({ mode: 'applied' as const, field, read: pending, ackValue: pending.entry.value }));
+          // Every other SKU was acknowledged by the store (a stamp after its settlements).
+          return i % 2 === 0 ? { sku, settlements, ackedAt: 1_700_000_000_000 + i } : { sku, settlements };
+        }),
+        `job-${count}`,
+      );
+      const after = await state.readMany(skus);
+      for (const [i, sku] of skus.entries()) {
+        const read = after.get(sku)!;
+        expect(read.pending.size, sku).toBe(0);
+        expect(read.acked.get('Stock'), sku).toBe(i);
+        expect(read.acked.get('Price'), sku).toBe(i % 3 === 0 ? i + 0.5 : undefined);
+        expect(read.applied.get('Stock'), sku).toBe(10);
+        expect(read.acked.get('@at'), sku).toBe(i % 2 === 0 ? 1_700_000_000_000 + i : undefined);
+      }
+      expect(await redis.hlen(locks())).toBe(0);
+    }
+  });
+
   it('keeps every target\'s ERP Stock and SafetyStock in the stock figures hash, as its state hash holds them', async () => {
     await state.merge([
       { sku: 'F-1', entries: { Stock: entry(5, 10), SafetyStock: entry(1, 10), Price: entry(3, 10) } },
