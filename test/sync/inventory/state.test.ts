@@ -236,7 +236,7 @@ describe('InventoryState: one hash per target (issue 27)', () => {
     for (const count of [400, 450]) {
       const skus = Array.from({ length: count }, (_, i) => `K${count}-${i}`);
       // Every third SKU carries a price besides its stock: chunks hold SKUs of one and of two fields.
-      await state.merge(skus.map((sku, i) => ({ sku, entries: i % 3 === 0 ? { Stock: entry(i, 10), Price: entry(i + 0.5, 10) } : { Stock: entry(i, 10) } })));
+      await state.merge(skus.map((sku, i) => ({ sku, entries: i % 3 === 0 ? { Stock: entry(i, 10), Price: entry(i + 0.5, 10) } : ({ Stock: entry(i, 10) } as Record<string, PendingEntry>) })));
       const reads = await state.lockAndReadMany(skus, `job-${count}`, 10_000);
       expect([...reads.values()].filter((read) => read !== undefined)).toHaveLength(count);
       await state.settleMany(
