@@ -199,17 +199,7 @@ export class InventoryState {
     for (let start = 0; start < merged.length; start += SCRIPT_CHUNK) {
       const chunk = merged.slice(start, start + SCRIPT_CHUNK);
       const keys = [this.#figures, ...chunk.map(({ sku }) => this.#key(sku))];
-      // One flat list for the chunk: per SKU its number of fields, then field and entry JSON pairs.
-      const args: string[] = [String(this.#base)];
-      for (const { entries } of chunk) {
-        const count = args.push('');
-        let fields = 0;
-        for (const field in entries) {
-          args.push(field, JSON.stringify(entries[field]));
-          fields += 1;
-        }
-        args[count - 1] = String(fields);
-      }
+      const args = [String(this.#base), ...chunk.map(({ entries }) => packFields(entries))];
       const results = await this.#scripts.invMerge(keys.length, ...keys, ...args);
       chunk.forEach(({ sku }, i) => priorities.set(sku, Math.min(Number(results[i]), priorities.get(sku) ?? Number.POSITIVE_INFINITY)));
     }
@@ -280,16 +270,7 @@ export class InventoryState {
     for (let start = 0; start < work.length; start += SCRIPT_CHUNK) {
       const chunk = work.slice(start, start + SCRIPT_CHUNK);
       const keys = [this.#locks, ...chunk.map(({ sku }) => this.#key(sku))];
-      // One flat list for the whole chunk (no array per settlement or SKU): per SKU its count, then five
-      // values per settlement, as SETTLE reads them.
-      const args: string[] = [unlockOwner ?? ''];
-      for (const { settlements, ackedAt } of chunk) {
-        args.push(String(settlements.length + (ackedAt === undefined ? 0 : 1)));
-        for (const s of settlements) {
-          args.push(s.mode, s.field, pendingDigest(s.read.raw), String(s.read.entry.version), s.mode === 'applied' && s.ackValue !== undefined ? JSON.stringify(s.ackValue) : '');
-        }
-        if (ackedAt !== undefined) args.push('stamp', ACKED_AT_FIELD, '', '0', JSON.stringify(ackedAt));
-      }
+      const args = [unlockOwner ?? '', ...chunk.map(({ settlements, ackedAt }) => packSettlements(settlements, ackedAt))];
       await this.#scripts.invSettle(keys.length, ...keys, ...args);
     }
   }
@@ -341,6 +322,42 @@ export class InventoryState {
     });
     return out;
   }
+}
+
+/**
+ * The separators of a SKU's argument to MERGE and SETTLE (state-scripts.ts): one argument per SKU rather
+ * than five per settlement or two per field, since the Redis client's cost and garbage go by argument
+ * (issue 27, the garbage per item). No value holds them: JSON escapes every control character, digests
+ * are hex, versions digits, and a field name holding one is refused (`packedField`).
+ */
+const UNIT = '\u001f';
+const RECORD = '\u001e';
+
+/** A field name as packed; throws for one holding a separator (no store or storesync field does). */
+function packedField(field: string): string {
+  if (field.includes(UNIT) || field.includes(RECORD)) throw new Error(`inventory state: the field name ${JSON.stringify(field)} holds a control character`);
+  return field;
+}
+
+/** A SKU's fields for MERGE: field US entry JSON, joined by RS. */
+export function packFields(entries: Record<string, PendingEntry>): string {
+  let packed = '';
+  for (const field in entries) packed += `${packed === '' ? '' : RECORD}${packedField(field)}${UNIT}${JSON.stringify(entries[field])}`;
+  return packed;
+}
+
+/**
+ * A SKU's settlements for SETTLE, joined by RS, each as mode, field, the handled entry's digest, version
+ * and acked value JSON ('' = leave) joined by US; `ackedAt` adds the stamp of `k:@at` last.
+ */
+export function packSettlements(settlements: readonly Settlement[], ackedAt: number | undefined): string {
+  let packed = '';
+  for (const s of settlements) {
+    const acked = s.mode === 'applied' && s.ackValue !== undefined ? JSON.stringify(s.ackValue) : '';
+    packed += `${packed === '' ? '' : RECORD}${s.mode}${UNIT}${packedField(s.field)}${UNIT}${pendingDigest(s.read.raw)}${UNIT}${s.read.entry.version}${UNIT}${acked}`;
+  }
+  if (ackedAt !== undefined) packed += `${packed === '' ? '' : RECORD}stamp${UNIT}${ACKED_AT_FIELD}${UNIT}${UNIT}0${UNIT}${JSON.stringify(ackedAt)}`;
+  return packed;
 }
 
 /** A glob pattern matching `text` literally (SCAN's MATCH). */
