@@ -130,6 +130,9 @@ export class InventoryApi {
  * Never an error: a write the store took must not be retried, and a repeated POST creates twice.
  */
 function writeResult(body: unknown): InventoryUpdateResult {
+  // The answer as the store writes it (a boolean Success, a text Message or none): what the schema would
+  // give, without its work on every PUT (issue 27).
+  if (isPlainResult(body)) return body;
   const parsed = inventoryUpdateResultSchema.safeParse(body);
   return parsed.success && typeof body === 'object' && body !== null && !Array.isArray(body) ? parsed.data : { Success: true };
 }
@@ -141,4 +144,11 @@ function checked(item: InventoryUpdateInput, context: string): InventoryUpdateIn
   const issues = validateInventoryUpdate(body);
   if (issues.length > 0) throw new ValidationError(issues, context);
   return body;
+}
+
+/** True for `{Success, Message}` of the types the schema gives (a boolean or none, a text or none), any other fields kept. */
+function isPlainResult(body: unknown): body is InventoryUpdateResult {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const { Success, Message } = body as Record<string, unknown>;
+  return (Success === undefined || Success === null || typeof Success === 'boolean') && (Message === undefined || Message === null || typeof Message === 'string');
 }
