@@ -186,12 +186,13 @@ async function runSku(ctx: JobContext, sku: string, state: SkuState | undefined)
   const fields = [...send.keys()];
   const run = { sku, fields, settlements: [...settled] };
   // Booked reservations the ERP figure has passed apply to no figure from now on (they are per Code).
-  if (passed.length > 0) await rt.reservations.prune(codeOf(sku), passed);
+  await rt.reservations.prune(codeOf(sku), passed);
   if (send.size === 0) return { ...run, outcome: 'skipped' };
 
   // Values come from Redis as JSON; the store client's validation (before anything is sent) decides
   // whether they may be sent. The target names itself: Code, and SiteId and the price list if any.
   const lists = rt.config.inventory.priceLists;
+  const label = targetLabel(sku, lists);
   const body: Record<string, unknown> = { InternalId: 0 };
   for (const [field, read] of send) body[field] = read.entry.value;
   const item = Object.assign(body, targetBody(sku, lists)) as InventoryUpdateInput;
@@ -209,8 +210,6 @@ async function runSku(ctx: JobContext, sku: string, state: SkuState | undefined)
     return { ...run, outcome: 'completed', created, ackedAt: rt.now() };
   } catch (error) {
     if (error instanceof ShutdownError) return { ...run, outcome: 'deferred' };
-    // Only a failure names the target (built here, not for every SKU sent).
-    const label = targetLabel(sku, lists);
     if (error instanceof ValidationError) {
       const issues = error.issues.map((issue) => ({ ...issue, record: `SKU ${label}` }));
       // In a batch the SKU's own job refuses it (and records the refusal where an admin sees it).

@@ -11,7 +11,7 @@
  */
 import type { SourceRecord } from '../../../erp/types.js';
 import type { ValidationIssue } from '../../../errors.js';
-import type { PendingRead, Settlement, SkuState } from '../state.js';
+import type { Settlement, SkuState } from '../state.js';
 import type { PendingEntry } from '../types.js';
 import { allocate, type Allocation, type Placement } from './allocation.js';
 import { parseSkuReservations, type Reservation, type SkuReservations } from './reservations.js';
@@ -117,16 +117,17 @@ export interface StockPlan {
  * resends even a figure the store acknowledged.
  */
 export function planStock(state: SkuState, force: boolean, defaultSafety: number, placement?: Placement): StockPlan {
-  const handled: Array<{ field: string; read: PendingRead }> = [];
-  for (const field of STOCK_INPUTS) {
+  const handled = STOCK_INPUTS.flatMap((field) => {
     const read = state.pending.get(field);
-    if (read) handled.push({ field, read });
-  }
+    return read ? [{ field, read }] : [];
+  });
+  const drop = (): Settlement[] => handled.map(({ field, read }) => ({ mode: 'drop', field, read }));
+  const applied = (): Settlement[] => handled.map(({ field, read }) => ({ mode: 'applied', field, read }));
   const pendingStock = state.pending.get('Stock');
   const figure = newestEntry(state.erp.get('Stock'), pendingStock?.entry);
   if (!figure) {
     // A safety stock without any ERP stock has nothing to apply to yet; the ERP hash keeps it.
-    return { onApplied: [], settled: settleAll(handled, 'applied'), passed: [] };
+    return { onApplied: [], settled: applied(), passed: [] };
   }
   if (!isStockValue(figure.value)) {
     // A value the store would refuse goes out as it is, so that the job fails with its reason and it
@@ -149,12 +150,12 @@ export function planStock(state: SkuState, force: boolean, defaultSafety: number
   const computed = publishedStock(figure.value, figure, reservations, safetyStockOf(safetyEntry, defaultSafety), placement);
   const { passed } = computed;
   if (appliedErp !== undefined && (erpVersion < appliedErp || resVersion < appliedRes)) {
-    return { onApplied: [], settled: settleAll(handled, 'drop'), passed, computed };
+    return { onApplied: [], settled: drop(), passed, computed };
   }
   // A snapshot diff's value at the version the store took may still be new: change detection decides.
   const resend = fresh.some(({ read }) => read.entry.resend === true);
   if (appliedErp !== undefined && erpVersion === appliedErp && resVersion === appliedRes && !forced && !resend) {
-    return { onApplied: [], settled: settleAll(handled, 'drop'), passed, computed };
+    return { onApplied: [], settled: drop(), passed, computed };
   }
   const entry: PendingEntry = {
     value: computed.published,
@@ -182,11 +183,6 @@ export function planStock(state: SkuState, force: boolean, defaultSafety: number
     return { onApplied: [], settled: [{ mode: 'applied', field: 'Stock', read: stock }, ...versions], passed, computed };
   }
   return { send: stock, onApplied: versions, settled: [], passed, computed };
-}
-
-/** Every handled stock input settled the same way. */
-function settleAll(handled: ReadonlyArray<{ field: string; read: PendingRead }>, mode: 'drop' | 'applied'): Settlement[] {
-  return handled.map(({ field, read }) => ({ mode, field, read }));
 }
 
 function isStockValue(value: unknown): value is number {
