@@ -230,14 +230,16 @@ describe('the hash and query of inventory writes (issue 27: the signed query bui
     }
   });
 
-  it('reads an answer of loose types as the schema does (Success as 1, a number as Message), and one without either as it is', async () => {
-    const bodies: unknown[] = [{ Success: 1, Message: 12 }, { Message: null }, {}];
+  it('reads an answer of loose types as the schema does (Success as 1, a number as Message beside a boolean Success), and one without either as it is', async () => {
+    const bodies: unknown[] = [{ Success: 1, Message: 12 }, { Success: true, Message: 12 }, { Message: null }, {}];
     const fake = await startFakeRemote((request) => (request.path === '/Api/Inventory' ? { body: bodies.shift() } : undefined));
     const client = new StoreClient({
       config: storeSchema.parse({ baseUrl: fake.url, username: 'demo', password: 'demo-password' }),
       logger: silentLogger(),
     });
     try {
+      expect(await client.inventory.update({ Code: 'L-1', Stock: 1 })).toEqual({ Success: true, Message: '12' });
+      // A boolean Success with a number as Message: the Message is still read as text.
       expect(await client.inventory.update({ Code: 'L-1', Stock: 1 })).toEqual({ Success: true, Message: '12' });
       expect(await client.inventory.update({ Code: 'L-1', Stock: 2 })).toEqual({ Message: null });
       expect(await client.inventory.update({ Code: 'L-1', Stock: 3 })).toEqual({});
