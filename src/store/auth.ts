@@ -21,7 +21,7 @@ import { StoreAuthError, type StoreErrorDetails, StoreLoginDeferredError, StoreL
 import type { LoginAdmission, LoginGate, LoginPermit } from './login-gate.js';
 import type { StoreMetrics } from './metrics.js';
 import { authResultSchema } from './schemas/index.js';
-import { type CallOptions, type ElementVisitor, readAs, type StoreApi, type StoreEvents, type StoreRequest, type StreamOptions, type Transport } from './transport.js';
+import { type CallOptions, type ElementVisitor, type QueryValue, readAs, type StoreApi, type StoreEvents, type StoreRequest, type StreamOptions, type Transport } from './transport.js';
 
 const AUTH_ENDPOINT = '/Api/Auth/';
 
@@ -253,6 +253,17 @@ export class AuthSession implements StoreApi {
   }
 }
 
+/** The signed copy of each frozen query, with the hash it carries. */
+const signedQueries = new WeakMap<object, { hash: string; query: Readonly<Record<string, QueryValue>> }>();
+
 function withHash(request: StoreRequest, hash: string): StoreRequest {
-  return { ...request, query: { ...request.query, hash } };
+  const { query } = request;
+  if (query === undefined || !Object.isFrozen(query)) return { ...request, query: { ...query, hash } };
+  // A resource's constant query (frozen) gets one signed copy per hash, frozen too, so that the
+  // transport builds its query string once per hash rather than once per request (issue 27).
+  const signed = signedQueries.get(query);
+  if (signed?.hash === hash) return { ...request, query: signed.query };
+  const fresh = Object.freeze({ ...query, hash });
+  signedQueries.set(query, { hash, query: fresh });
+  return { ...request, query: fresh };
 }

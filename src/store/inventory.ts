@@ -36,6 +36,8 @@ export interface InventoryGetOptions extends RecordReadOptions, StreamOptions {
 
 const ENDPOINTS = { get: '/Api/Inventory/Get', plain: '/Api/inventory' } as const;
 const UPDATE_ENDPOINT = '/Api/Inventory';
+/** The update's query, frozen: the transport builds its query string once (`searchOf`). */
+const UPDATE_QUERY = Object.freeze({ mode: 'default' });
 
 /** Reads one item of a query answer; an item that does not fit is a reject (a streaming reader calls this per element). */
 export function parseInventoryRecord(raw: unknown, endpoint = `GET ${ENDPOINTS.get}`): RecordRead<InventoryItem> {
@@ -103,7 +105,7 @@ export class InventoryApi {
   async update(item: InventoryUpdateInput, options: CallOptions = {}): Promise<InventoryUpdateResult> {
     const body = checked(item, 'inventory update');
     const result = await this.#api.request(
-      { method: 'PUT', endpoint: UPDATE_ENDPOINT, query: { mode: 'default' }, body },
+      { method: 'PUT', endpoint: UPDATE_ENDPOINT, query: UPDATE_QUERY, body },
       options,
     );
     return writeResult(result);
@@ -128,6 +130,9 @@ export class InventoryApi {
  * Never an error: a write the store took must not be retried, and a repeated POST creates twice.
  */
 function writeResult(body: unknown): InventoryUpdateResult {
+  // The answer as the store writes it (a boolean Success, a text Message or none): what the schema would
+  // give, without its work on every PUT (issue 27).
+  if (isPlainResult(body)) return body;
   const parsed = inventoryUpdateResultSchema.safeParse(body);
   return parsed.success && typeof body === 'object' && body !== null && !Array.isArray(body) ? parsed.data : { Success: true };
 }
@@ -139,4 +144,11 @@ function checked(item: InventoryUpdateInput, context: string): InventoryUpdateIn
   const issues = validateInventoryUpdate(body);
   if (issues.length > 0) throw new ValidationError(issues, context);
   return body;
+}
+
+/** True for `{Success, Message}` of the types the schema gives (a boolean or none, a text or none), any other fields kept. */
+function isPlainResult(body: unknown): body is InventoryUpdateResult {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const { Success, Message } = body as Record<string, unknown>;
+  return (Success === undefined || Success === null || typeof Success === 'boolean') && (Message === undefined || Message === null || typeof Message === 'string');
 }

@@ -18,10 +18,11 @@ import { parseArrayBody } from './array-body.js';
 import { type StoreError, StoreNetworkError, StoreRateLimitedError, StoreTimeoutError } from './errors.js';
 import { wholeExchangeDeadline } from './exchange-deadline.js';
 import type { StoreMetrics } from './metrics.js';
-import type { CallOptions, ElementVisitor, StoreEvents, StoreRequest, StreamOptions } from './request.js';
+import type { CallOptions, ElementVisitor, QueryValue, StoreEvents, StoreRequest, StreamOptions } from './request.js';
 import type { RequestLimiter, RequestPermit } from './request-limiter.js';
 import { asStoreError, interpretResponse, type StoreAnswer } from './response-errors.js';
 import { backoffMs, isRetryable } from './retry-policy.js';
+import { requestWhole } from './whole-body.js';
 
 export type { CallOptions, ElementVisitor, HttpMethod, QueryValue, StoreApi, StoreEvents, StoreRequest, StreamOptions } from './request.js';
 export { readAs } from './response-errors.js';
@@ -77,11 +78,7 @@ export class Transport {
 
   /** Sends `request`, retrying temporary failures, and returns the parsed JSON body. */
   async request(request: StoreRequest, options: CallOptions = {}): Promise<unknown> {
-    return this.#retrying(request, options, (attempt) =>
-      this.#exchange(request, attempt, { whole: true }, async (endpoint, response) =>
-        this.#interpret({ method: request.method, endpoint, status: response.statusCode, retryAfter: response.headers['retry-after'], text: await response.body.text(), attempt }),
-      ),
-    );
+    return this.#retrying(request, options, (attempt) => this.#exchangeWhole(request, attempt));
   }
 
   /** See `StoreApi.streamArray`. */
@@ -100,7 +97,7 @@ export class Transport {
         (attempt) =>
           // No limit on the whole exchange: a large body keeps flowing for as long as it takes; the pool's
           // headers and body timeouts (requestTimeoutMs each) still end a store that stops answering.
-          this.#exchange(request, attempt, { whole: false }, async (endpoint, response) => {
+          this.#exchange(request, attempt, async (endpoint, response) => {
             if (response.statusCode < 200 || response.statusCode >= 300) {
               return this.#interpret({ method: request.method, endpoint, status: response.statusCode, retryAfter: response.headers['retry-after'], text: await response.body.text(), attempt });
             }
@@ -152,59 +149,73 @@ export class Transport {
   }
 
   #path(request: StoreRequest): string {
-    const path = request.endpoint.replace(/\{(\w+)\}/g, (_match, name: string) => {
-      const value = request.params?.[name];
-      if (value === undefined) throw new Error(`store request ${request.endpoint}: path parameter ${name} missing`);
-      return encodeURIComponent(String(value));
-    });
-    const query = new URLSearchParams();
-    for (const [key, value] of Object.entries(request.query ?? {})) {
-      if (value === undefined || value === null) continue;
-      query.append(key, Array.isArray(value) ? value.join(',') : String(value));
-    }
-    const search = query.toString();
+    const path = request.endpoint.includes('{')
+      ? request.endpoint.replace(/\{(\w+)\}/g, (_match, name: string) => {
+          const value = request.params?.[name];
+          if (value === undefined) throw new Error(`store request ${request.endpoint}: path parameter ${name} missing`);
+          return encodeURIComponent(String(value));
+        })
+      : request.endpoint;
+    const search = request.query === undefined ? '' : searchOf(request.query);
     return `${this.#basePath}${path}${search ? `?${search}` : ''}`;
   }
 
-  async #exchange<T>(
-    request: StoreRequest,
-    attempt: number,
-    timeout: { whole: boolean },
-    read: (endpoint: string, response: Dispatcher.ResponseData) => Promise<T>,
-  ): Promise<T> {
+  /** One exchange read as a stream (`streamArray`): `read` takes the response once its headers came. */
+  async #exchange<T>(request: StoreRequest, attempt: number, read: (endpoint: string, response: Dispatcher.ResponseData) => Promise<T>): Promise<T> {
     const endpoint = `${request.method} ${request.endpoint}`;
     // Built before the try: a missing path parameter is a bug to surface, not a network error to retry.
     const path = this.#path(request);
     const permit = await this.#admit(endpoint);
     const started = performance.now();
     let status: number | 'error' = 'error';
-    const deadline = timeout.whole ? wholeExchangeDeadline(this.#config.requestTimeoutMs) : undefined;
     try {
-      const response = await this.#pool.request({
-        method: request.method,
-        path,
-        headers: {
-          accept: 'application/json',
-          ...(request.body === undefined ? {} : { 'content-type': 'application/json; charset=utf-8' }),
-        },
-        body: request.body === undefined ? null : JSON.stringify(request.body),
-        ...(deadline ? { signal: deadline.signal } : {}),
-      });
+      const response = await this.#pool.request({ method: request.method, path, headers: headersOf(request), body: bodyOf(request) });
       status = response.statusCode;
       return await read(endpoint, response);
     } catch (error) {
-      if (deadline?.passed) throw new StoreTimeoutError(`no answer within the timeout (${this.#config.requestTimeoutMs} ms)`, { endpoint, cause: error });
       throw asStoreError(error, endpoint);
     } finally {
-      deadline?.clear();
-      const durationMs = performance.now() - started;
-      const labels = { endpoint: request.endpoint, method: request.method };
-      this.#metrics?.storeRequests.inc({ ...labels, status: String(status) });
-      this.#metrics?.storeRequestDuration.observe(labels, durationMs / 1000);
-      this.#events.emit('store:request', { ...labels, status, durationMs, attempt });
-      if (this.#logger.isLevelEnabled('debug')) this.#logger.debug({ ...labels, status, durationMs: Math.round(durationMs), attempt }, 'store request');
+      this.#record(request, status, started, attempt);
       permit?.release();
     }
+  }
+
+  /**
+   * One exchange read whole (`request`), within `requestTimeoutMs` from start to end, through undici's
+   * handler interface (`whole-body.ts`): no response stream per request.
+   */
+  async #exchangeWhole(request: StoreRequest, attempt: number): Promise<unknown> {
+    const endpoint = `${request.method} ${request.endpoint}`;
+    const path = this.#path(request);
+    const permit = await this.#admit(endpoint);
+    const started = performance.now();
+    let status: number | 'error' = 'error';
+    const exchange = requestWhole(this.#pool, { method: request.method, path, headers: headersOf(request), body: bodyOf(request) });
+    exchange.onStatus = (code) => {
+      status = code;
+    };
+    const deadline = wholeExchangeDeadline(this.#config.requestTimeoutMs, () => exchange.abort(new Error('the exchange deadline passed')));
+    try {
+      const answer = await exchange.answer;
+      return this.#interpret({ method: request.method, endpoint, status: answer.statusCode, retryAfter: answer.retryAfter, text: answer.text, attempt });
+    } catch (error) {
+      if (deadline.passed) throw new StoreTimeoutError(`no answer within the timeout (${this.#config.requestTimeoutMs} ms)`, { endpoint, cause: error });
+      throw asStoreError(error, endpoint);
+    } finally {
+      deadline.clear();
+      this.#record(request, status, started, attempt);
+      permit?.release();
+    }
+  }
+
+  /** Counts, times and tells one exchange. */
+  #record(request: StoreRequest, status: number | 'error', started: number, attempt: number): void {
+    const durationMs = performance.now() - started;
+    const labels = { endpoint: request.endpoint, method: request.method };
+    this.#metrics?.storeRequests.inc({ ...labels, status: String(status) });
+    this.#metrics?.storeRequestDuration.observe(labels, durationMs / 1000);
+    this.#events.emit('store:request', { ...labels, status, durationMs, attempt });
+    if (this.#logger.isLevelEnabled('debug')) this.#logger.debug({ ...labels, status, durationMs: Math.round(durationMs), attempt }, 'store request');
   }
 
   #interpret(answer: StoreAnswer): unknown {
@@ -220,4 +231,36 @@ export class Transport {
       throw new StoreNetworkError(`the store-wide rate limit cannot be consulted (${(error as Error).message})`, { endpoint, cause: error });
     }
   }
+}
+
+/** A request's headers: the same two objects for every request (undici only reads them). */
+const ACCEPT_JSON = { accept: 'application/json' };
+const SEND_JSON = { accept: 'application/json', 'content-type': 'application/json; charset=utf-8' };
+
+function headersOf(request: StoreRequest): Record<string, string> {
+  return request.body === undefined ? ACCEPT_JSON : SEND_JSON;
+}
+
+function bodyOf(request: StoreRequest): string | null {
+  return request.body === undefined ? null : JSON.stringify(request.body);
+}
+
+/** The query strings of frozen query objects (a resource's constant query, as the PUT's `mode`): built once. */
+const frozenQueries = new WeakMap<object, string>();
+
+/** A query as its URL's search part (without `?`): undefined and null left out, a list comma-separated. */
+export function searchOf(query: Readonly<Record<string, QueryValue>>): string {
+  const cached = frozenQueries.get(query);
+  if (cached !== undefined) return cached;
+  const params = new URLSearchParams();
+  let constant = Object.isFrozen(query);
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined || value === null) continue;
+    // A list may change under a frozen object: such a query is built again each time.
+    if (Array.isArray(value)) constant = false;
+    params.append(key, Array.isArray(value) ? value.join(',') : String(value));
+  }
+  const search = params.toString();
+  if (constant) frozenQueries.set(query, search);
+  return search;
 }

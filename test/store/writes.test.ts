@@ -196,3 +196,56 @@ describe('inventory write answers of an unexpected JSON shape', () => {
     }
   });
 });
+
+describe('the hash and query of inventory writes (issue 27: the signed query built once per hash)', () => {
+  it('signs every PUT with the current hash and mode=default, the new hash after a re-login', async () => {
+    let logins = 0;
+    let puts = 0;
+    const fake = await startFakeRemote((request) => {
+      if (request.path === '/Api/Auth/') return { body: { status: '0', message: 'ok', data: `H${(logins += 1)}` } };
+      if (request.path !== '/Api/Inventory') return undefined;
+      puts += 1;
+      // The third PUT meets an expired hash: refused once, sent again with the new one.
+      return puts === 3 ? { status: 401, body: { Message: 'expired' } } : { body: { Success: true, Message: 'saved', Id: puts } };
+    });
+    const client = new StoreClient({
+      config: storeSchema.parse({ baseUrl: fake.url, username: 'demo', password: 'demo-password' }),
+      logger: silentLogger(),
+    });
+    try {
+      const answers = [];
+      for (let i = 1; i <= 4; i += 1) answers.push(await client.inventory.update({ Code: `W-${i}`, Stock: i }));
+      const sent = fake.requests.filter((r) => r.path === '/Api/Inventory').map((r) => `${r.query.toString()} ${JSON.parse(r.body).Code as string}`);
+      expect(sent).toEqual(['mode=default&hash=H1 W-1', 'mode=default&hash=H1 W-2', 'mode=default&hash=H1 W-3', 'mode=default&hash=H2 W-3', 'mode=default&hash=H2 W-4']);
+      // The store's answer as it wrote it, other fields kept.
+      expect(answers).toEqual([
+        { Success: true, Message: 'saved', Id: 1 },
+        { Success: true, Message: 'saved', Id: 2 },
+        { Success: true, Message: 'saved', Id: 4 },
+        { Success: true, Message: 'saved', Id: 5 },
+      ]);
+    } finally {
+      await client.close();
+      await fake.close();
+    }
+  });
+
+  it('reads an answer of loose types as the schema does (Success as 1, a number as Message beside a boolean Success), and one without either as it is', async () => {
+    const bodies: unknown[] = [{ Success: 1, Message: 12 }, { Success: true, Message: 12 }, { Message: null }, {}];
+    const fake = await startFakeRemote((request) => (request.path === '/Api/Inventory' ? { body: bodies.shift() } : undefined));
+    const client = new StoreClient({
+      config: storeSchema.parse({ baseUrl: fake.url, username: 'demo', password: 'demo-password' }),
+      logger: silentLogger(),
+    });
+    try {
+      expect(await client.inventory.update({ Code: 'L-1', Stock: 1 })).toEqual({ Success: true, Message: '12' });
+      // A boolean Success with a number as Message: the Message is still read as text.
+      expect(await client.inventory.update({ Code: 'L-1', Stock: 1 })).toEqual({ Success: true, Message: '12' });
+      expect(await client.inventory.update({ Code: 'L-1', Stock: 2 })).toEqual({ Message: null });
+      expect(await client.inventory.update({ Code: 'L-1', Stock: 3 })).toEqual({});
+    } finally {
+      await client.close();
+      await fake.close();
+    }
+  });
+});

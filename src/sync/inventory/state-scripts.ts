@@ -38,7 +38,7 @@ end
 /**
  * Merges several SKUs in one call. KEYS[1]: the stock figures hash (`inv:stock`, state.ts); then per SKU
  * its state hash. ARGV[1]: the length of the state hashes' common prefix (what is left is the target's
- * key); then per SKU the number of fields, then field and entry JSON pairs. Per field it keeps the entry with the higher version, as pending
+ * key); then per SKU one argument, its fields (`packFields`): field US entry JSON, joined by RS. Per field it keeps the entry with the higher version, as pending
  * (`p:`) and as the ERP's newest (`e:`); among equal versions the later merge wins. Returns per SKU the
  * job priority its change deserves (enqueue.ts): 1 when it lowers the stock the store may sell (stock
  * down, safety stock up), 2 when it raises it, 3 for other fields or no change. One HMGET and at most
@@ -48,19 +48,19 @@ end
 const MERGE = `
 local out, figures = {}, {}
 local base = tonumber(ARGV[1])
-local a = 2
 local function newer(x, y) return not y or x.version > y.version or (x.version == y.version and x.at >= y.at) end
 local function decoded(raw) if raw and raw ~= '' then return cjson.decode(raw) end return nil end
 for s = 2, #KEYS do
   local key = KEYS[s]
-  local n = tonumber(ARGV[a])
   local fields, raws, wanted = {}, {}, {}
+  for field, raw in string.gmatch(ARGV[s], '([^\\30\\31]+)\\31([^\\30]+)') do
+    fields[#fields + 1], raws[#raws + 1] = field, raw
+  end
+  local n = #fields
   for j = 1, n do
-    fields[j], raws[j] = ARGV[a + 2 * j - 1], ARGV[a + 2 * j]
     wanted[j] = 'e:' .. fields[j]
     wanted[n + j] = 'p:' .. fields[j]
   end
-  a = a + 1 + 2 * n
   local current = redis.call('HMGET', key, unpack(wanted))
   local sets, class = {}, 3
   for j = 1, n do
@@ -102,24 +102,21 @@ return out
 
 /**
  * Settles several SKUs in one call. KEYS[1]: the locks hash; then per SKU its state hash. ARGV[1]: the
- * owner whose locks are released afterwards, '' to leave the locks alone; then per SKU the number of
- * settlements and five values each: mode, field, the handled pending entry's digest ('' = none: the
- * first 16 hex digits of its SHA-1), version, acked value JSON ('' = leave). Mode 'applied' raises the
+ * owner whose locks are released afterwards, '' to leave the locks alone; then per SKU one argument, its
+ * settlements (`packSettlements`), joined by RS, each five values joined by US: mode, field, the handled
+ * pending entry's digest ('' = none: the first 16 hex digits of its SHA-1), version, acked value JSON
+ * ('' = leave). Mode 'applied' raises the
  * applied version (never lowers it) and records the acked value; every mode but 'stamp' then clears the
  * pending entry only if it is still the one that was handled (same digest). Mode 'stamp' only writes
  * the acknowledged field (`k:@at`: when the store last acknowledged a write).
  */
 const SETTLE = `
 ${LOCK_HELPERS}
-local a = 2
 for s = 2, #KEYS do
   local key = KEYS[s]
-  local n = tonumber(ARGV[a])
-  a = a + 1
   local versions, vfields, sets, pfields, pdigests = {}, {}, {}, {}, {}
-  for j = 1, n do
-    local mode, field, digest, version, value = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
-    a = a + 5
+  for settlement in string.gmatch(ARGV[s], '[^\\30]+') do
+    local mode, field, digest, version, value = string.match(settlement, '^([^\\31]*)\\31([^\\31]*)\\31([^\\31]*)\\31([^\\31]*)\\31(.*)$')
     if mode == 'stamp' then
       sets[#sets + 1] = 'k:' .. field
       sets[#sets + 1] = value

@@ -23,25 +23,25 @@
  * make each of these steps atomic across concurrent producers and workers. These keys hold ERP values
  * and versions only, never secrets.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 
 import { type ChainableCommander, Cluster, type Redis } from 'ioredis';
 
 import { QUEUE_NAMES, stateKey } from '../../queue/connection.js';
 import { RELEASE_IF_OWNER, RENEW_IF_OWNER } from '../../queue/redis-lock.js';
 import { SourceCursors } from '../drain-source.js';
+import { hashOf, type PendingRead, type SkuState, skuState } from './state-hash.js';
 import { defineInventoryScripts, type ScriptCommands } from './state-scripts.js';
 import { codeOf, stateKeyOf } from './target-key.js';
 import type { PendingEntry } from './types.js';
+
+export { type PendingRead, type SkuState, STATE_FIELD } from './state-hash.js';
 
 /** SKUs per script call: one call holds Redis for the time it runs, so large batches go in chunks. */
 const SCRIPT_CHUNK = 200;
 
 /** The acked field holding when the store last acknowledged a write of the SKU (ms). */
 export const ACKED_AT_FIELD = '@at';
-
-/** The state hash's field prefixes, by kind. */
-export const STATE_FIELD = { pending: 'p:', applied: 'a:', acked: 'k:', erp: 'e:' } as const;
 
 /** `inv:layout` once the state before one hash per target was converted. */
 const LAYOUT = '2';
@@ -71,23 +71,6 @@ function reservationKey(prefix: string, code: string): string {
   return stateKey(prefix, 'inv', 'res', code);
 }
 
-/** A pending entry as read, with its raw JSON (settle identifies the handled entry by a digest of it). */
-export interface PendingRead {
-  raw: string;
-  entry: PendingEntry;
-}
-
-/** Everything the worker needs about one SKU, read atomically. */
-export interface SkuState {
-  pending: Map<string, PendingRead>;
-  applied: Map<string, number>;
-  acked: Map<string, unknown>;
-  /** The newest value the ERP gave per field (sent or not). */
-  erp: Map<string, PendingEntry>;
-  /** The SKU's reservation hash as stored (`parseSkuReservations` reads it). */
-  reservations: Record<string, string>;
-}
-
 /** What a job settles for one SKU. */
 export interface SkuSettlement {
   sku: string;
@@ -105,7 +88,8 @@ export type Settlement =
 
 /** The identity settle compares a pending entry by: the first 16 hex digits of its SHA-1 ('' for none). */
 export function pendingDigest(raw: string): string {
-  return raw === '' ? '' : createHash('sha1').update(raw).digest('hex').slice(0, 16);
+  // `hash` rather than `createHash`: one call, no Hash object per settlement (issue 27, the garbage per item).
+  return raw === '' ? '' : hash('sha1', raw, 'hex').slice(0, 16);
 }
 
 /** Reads and writes the inventory state of one Redis prefix. */
@@ -116,6 +100,10 @@ export class InventoryState {
   readonly #homeSite: number | undefined;
   readonly #locks: string;
   readonly #figures: string;
+  /** Every state hash's key before the target's key (`targetStateKey(prefix, '')`). */
+  readonly #targetBase: string;
+  /** Every reservation hash's key before the Code (`reservationKey(prefix, '')`). */
+  readonly #resBase: string;
   /** The length of every state hash's key before the target's key (the scripts cut it off). */
   readonly #base: number;
   #layout: Promise<void> | undefined;
@@ -130,19 +118,22 @@ export class InventoryState {
     this.#homeSite = homeSite;
     this.#locks = stateKey(prefix, 'inv', 'locks');
     this.#figures = stockFiguresKey(prefix);
-    this.#base = targetStateKey(prefix, '').length;
+    // Built once: a job names two keys per SKU in each of its round trips.
+    this.#targetBase = targetStateKey(prefix, '');
+    this.#resBase = reservationKey(prefix, '');
+    this.#base = this.#targetBase.length;
     this.cursors = new SourceCursors(redis, prefix, 'inv');
     this.#scripts = defineInventoryScripts(redis);
   }
 
   /** A target's state hash. */
   #key(sku: string): string {
-    return targetStateKey(this.#prefix, stateKeyOf(sku, this.#homeSite));
+    return this.#targetBase + stateKeyOf(sku, this.#homeSite);
   }
 
   /** The reservations of a target's Code, shared by the Code's targets. */
   #res(sku: string): string {
-    return reservationKey(this.#prefix, codeOf(sku));
+    return this.#resBase + codeOf(sku);
   }
 
   /**
@@ -208,11 +199,8 @@ export class InventoryState {
     for (let start = 0; start < merged.length; start += SCRIPT_CHUNK) {
       const chunk = merged.slice(start, start + SCRIPT_CHUNK);
       const keys = [this.#figures, ...chunk.map(({ sku }) => this.#key(sku))];
-      const args = chunk.flatMap(({ entries }) => {
-        const fields = Object.entries(entries);
-        return [String(fields.length), ...fields.flatMap(([field, entry]) => [field, JSON.stringify(entry)])];
-      });
-      const results = await this.#scripts.invMerge(keys.length, ...keys, String(this.#base), ...args);
+      const args = [String(this.#base), ...chunk.map(({ entries }) => packFields(entries))];
+      const results = await this.#scripts.invMerge(keys.length, ...keys, ...args);
       chunk.forEach(({ sku }, i) => priorities.set(sku, Math.min(Number(results[i]), priorities.get(sku) ?? Number.POSITIVE_INFINITY)));
     }
     return priorities;
@@ -259,8 +247,8 @@ export class InventoryState {
           out.set(sku, undefined);
           return;
         }
-        const [state, reservations] = result.map(hashOf);
-        out.set(sku, skuState(state ?? {}, reservations ?? {}));
+        const [state, reservations] = result;
+        out.set(sku, skuState(state ?? [], hashOf(reservations ?? [])));
       });
     }
     return out;
@@ -282,18 +270,8 @@ export class InventoryState {
     for (let start = 0; start < work.length; start += SCRIPT_CHUNK) {
       const chunk = work.slice(start, start + SCRIPT_CHUNK);
       const keys = [this.#locks, ...chunk.map(({ sku }) => this.#key(sku))];
-      const args = chunk.flatMap(({ settlements, ackedAt }) => {
-        const groups = settlements.flatMap((s) => [
-          s.mode,
-          s.field,
-          pendingDigest(s.read.raw),
-          String(s.read.entry.version),
-          s.mode === 'applied' && s.ackValue !== undefined ? JSON.stringify(s.ackValue) : '',
-        ]);
-        if (ackedAt !== undefined) groups.push('stamp', ACKED_AT_FIELD, '', '0', JSON.stringify(ackedAt));
-        return [String(groups.length / 5), ...groups];
-      });
-      await this.#scripts.invSettle(keys.length, ...keys, unlockOwner ?? '', ...args);
+      const args = [unlockOwner ?? '', ...chunk.map(({ settlements, ackedAt }) => packSettlements(settlements, ackedAt))];
+      await this.#scripts.invSettle(keys.length, ...keys, ...args);
     }
   }
 
@@ -346,6 +324,42 @@ export class InventoryState {
   }
 }
 
+/**
+ * The separators of a SKU's argument to MERGE and SETTLE (state-scripts.ts): one argument per SKU rather
+ * than five per settlement or two per field, since the Redis client's cost and garbage go by argument
+ * (issue 27, the garbage per item). No value holds them: JSON escapes every control character, digests
+ * are hex, versions digits, and a field name holding one is refused (`packedField`).
+ */
+const UNIT = '\u001f';
+const RECORD = '\u001e';
+
+/** A field name as packed; throws for one holding a separator (no store or storesync field does). */
+function packedField(field: string): string {
+  if (field.includes(UNIT) || field.includes(RECORD)) throw new Error(`inventory state: the field name ${JSON.stringify(field)} holds a control character`);
+  return field;
+}
+
+/** A SKU's fields for MERGE: field US entry JSON, joined by RS. */
+export function packFields(entries: Record<string, PendingEntry>): string {
+  let packed = '';
+  for (const field in entries) packed += `${packed === '' ? '' : RECORD}${packedField(field)}${UNIT}${JSON.stringify(entries[field])}`;
+  return packed;
+}
+
+/**
+ * A SKU's settlements for SETTLE, joined by RS, each as mode, field, the handled entry's digest, version
+ * and acked value JSON ('' = leave) joined by US; `ackedAt` adds the stamp of `k:@at` last.
+ */
+export function packSettlements(settlements: readonly Settlement[], ackedAt: number | undefined): string {
+  let packed = '';
+  for (const s of settlements) {
+    const acked = s.mode === 'applied' && s.ackValue !== undefined ? JSON.stringify(s.ackValue) : '';
+    packed += `${packed === '' ? '' : RECORD}${s.mode}${UNIT}${packedField(s.field)}${UNIT}${pendingDigest(s.read.raw)}${UNIT}${s.read.entry.version}${UNIT}${acked}`;
+  }
+  if (ackedAt !== undefined) packed += `${packed === '' ? '' : RECORD}stamp${UNIT}${ACKED_AT_FIELD}${UNIT}${UNIT}0${UNIT}${JSON.stringify(ackedAt)}`;
+  return packed;
+}
+
 /** A glob pattern matching `text` literally (SCAN's MATCH). */
 const globEscape = (text: string): string => text.replace(/[*?[\]\\]/g, (char) => `\\${char}`);
 
@@ -356,38 +370,6 @@ const globEscape = (text: string): string => text.replace(/[*?[\]\\]/g, (char) =
 export function scannedServers(redis: Redis): Redis[] {
   const client: unknown = redis;
   return client instanceof Cluster ? client.nodes('master') : [redis];
-}
-
-/** A SKU's state from its state hash and its Code's reservation hash as HGETALL gives them. */
-function skuState(hash: Record<string, string>, reservations: Record<string, string>): SkuState {
-  const state: SkuState = { pending: new Map(), applied: new Map(), acked: new Map(), erp: new Map(), reservations };
-  for (const name in hash) {
-    const value = hash[name] as string;
-    const field = name.slice(2);
-    switch (name.slice(0, 2)) {
-      case STATE_FIELD.pending:
-        if (value !== '') state.pending.set(field, { raw: value, entry: JSON.parse(value) as PendingEntry });
-        break;
-      case STATE_FIELD.applied:
-        state.applied.set(field, Number(value));
-        break;
-      case STATE_FIELD.acked:
-        state.acked.set(field, JSON.parse(value) as unknown);
-        break;
-      case STATE_FIELD.erp:
-        state.erp.set(field, JSON.parse(value) as PendingEntry);
-        break;
-      default:
-    }
-  }
-  return state;
-}
-
-/** HGETALL's flat reply as a Lua script returns it → a record of field → value. */
-function hashOf(flat: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) out[flat[i] as string] = flat[i + 1] as string;
-  return out;
 }
 
 /** Runs a pipeline or transaction and throws the first command error instead of returning it. */

@@ -193,7 +193,9 @@ async function runSku(ctx: JobContext, sku: string, state: SkuState | undefined)
   // whether they may be sent. The target names itself: Code, and SiteId and the price list if any.
   const lists = rt.config.inventory.priceLists;
   const label = targetLabel(sku, lists);
-  const item = { InternalId: 0, ...Object.fromEntries([...send].map(([f, r]) => [f, r.entry.value])), ...targetBody(sku, lists) } as InventoryUpdateInput;
+  const body: Record<string, unknown> = { InternalId: 0 };
+  for (const [field, read] of send) body[field] = read.entry.value;
+  const item = Object.assign(body, targetBody(sku, lists)) as InventoryUpdateInput;
   try {
     const created = await ctx.slots.run(ctx.priority, () => {
       // The store asked to slow down or refused the credentials, or the process is shutting down, while

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { createRedis } from '../../../src/queue/connection.js';
-import { InventoryState, type SkuState } from '../../../src/sync/inventory/state.js';
+import { InventoryState, packFields, packSettlements, pendingDigest, type SkuState } from '../../../src/sync/inventory/state.js';
 import type { PendingEntry } from '../../../src/sync/inventory/types.js';
 import { startMonitor } from '../../support/monitor.js';
 import { deleteKeys } from '../../support/redis.js';
@@ -232,6 +232,35 @@ describe('InventoryState: one hash per target (issue 27)', () => {
     expect(await redis.hlen(locks())).toBe(0);
   });
 
+  it('merges, reads and settles every SKU of a batch over several script chunks of 200, stamps only where acknowledged (400 and 450 SKUs)', async () => {
+    for (const count of [400, 450]) {
+      const skus = Array.from({ length: count }, (_, i) => `K${count}-${i}`);
+      // Every third SKU carries a price besides its stock: chunks hold SKUs of one and of two fields.
+      await state.merge(skus.map((sku, i) => ({ sku, entries: i % 3 === 0 ? { Stock: entry(i, 10), Price: entry(i + 0.5, 10) } : ({ Stock: entry(i, 10) } as Record<string, PendingEntry>) })));
+      const reads = await state.lockAndReadMany(skus, `job-${count}`, 10_000);
+      expect([...reads.values()].filter((read) => read !== undefined)).toHaveLength(count);
+      await state.settleMany(
+        skus.map((sku, i) => {
+          const read = reads.get(sku)!;
+          const settlements = [...read.pending].map(([field, pending]) => ({ mode: 'applied' as const, field, read: pending, ackValue: pending.entry.value }));
+          // Every other SKU was acknowledged by the store (a stamp after its settlements).
+          return i % 2 === 0 ? { sku, settlements, ackedAt: 1_700_000_000_000 + i } : { sku, settlements };
+        }),
+        `job-${count}`,
+      );
+      const after = await state.readMany(skus);
+      for (const [i, sku] of skus.entries()) {
+        const read = after.get(sku)!;
+        expect(read.pending.size, sku).toBe(0);
+        expect(read.acked.get('Stock'), sku).toBe(i);
+        expect(read.acked.get('Price'), sku).toBe(i % 3 === 0 ? i + 0.5 : undefined);
+        expect(read.applied.get('Stock'), sku).toBe(10);
+        expect(read.acked.get('@at'), sku).toBe(i % 2 === 0 ? 1_700_000_000_000 + i : undefined);
+      }
+      expect(await redis.hlen(locks())).toBe(0);
+    }
+  });
+
   it('keeps every target\'s ERP Stock and SafetyStock in the stock figures hash, as its state hash holds them', async () => {
     await state.merge([
       { sku: 'F-1', entries: { Stock: entry(5, 10), SafetyStock: entry(1, 10), Price: entry(3, 10) } },
@@ -365,5 +394,63 @@ describe('InventoryState: upgrade from the layout before one hash (pending, appl
     expect(done).toBe(true);
     // The other process converted (here: did not): this one did not touch the old keys.
     expect(await redis.exists(old('pending', 'W-1'))).toBe(1);
+  });
+});
+
+describe('the arguments of MERGE and SETTLE, one per SKU', () => {
+  const US = '\u001f';
+  const RS = '\u001e';
+
+  it('packs a SKU\'s fields as field US entry, joined by RS', () => {
+    expect(packFields({ Stock: entry(5, 20), Price: entry(9.5, 21, 22, 'prices') })).toBe(
+      `Stock${US}{"value":5,"version":20,"at":20,"source":"erp"}${RS}Price${US}{"value":9.5,"version":21,"at":22,"source":"prices"}`,
+    );
+    expect(packFields({})).toBe('');
+  });
+
+  it('packs settlements as mode, field, digest, version and acked value joined by US, the stamp last, joined by RS', () => {
+    const raw = '{"value":5,"version":20,"at":20,"source":"erp"}';
+    const read = { raw, entry: entry(5, 20) };
+    const digest = pendingDigest(raw);
+    expect(digest).toMatch(/^[0-9a-f]{16}$/);
+    expect(
+      packSettlements(
+        [
+          { mode: 'applied', field: 'Stock', read, ackValue: 5 },
+          { mode: 'drop', field: 'Price', read: { raw: '', entry: entry(1, 7) } },
+          { mode: 'applied', field: 'Stock@moves', read: { raw: '', entry: entry(0, 3) } },
+        ],
+        1_700_000_000_123,
+      ),
+    ).toBe(`applied${US}Stock${US}${digest}${US}20${US}5${RS}drop${US}Price${US}${US}7${US}${RS}applied${US}Stock@moves${US}${US}3${US}${RS}stamp${US}@at${US}${US}0${US}1700000000123`);
+    // Nothing to settle: an empty argument (the lock is still released); a stamp alone has no RS before it.
+    expect(packSettlements([], undefined)).toBe('');
+    expect(packSettlements([], 5)).toBe(`stamp${US}@at${US}${US}0${US}5`);
+    // An acked value is written as JSON: a text keeps its quotes.
+    expect(packSettlements([{ mode: 'applied', field: 'Name', read, ackValue: 'a "b"' }], undefined)).toBe(`applied${US}Name${US}${digest}${US}20${US}"a \\"b\\""`);
+  });
+
+  it('refuses a field name holding either separator instead of packing it', () => {
+    expect(() => packFields({ [`Sto${RS}ck`]: entry(1, 1) })).toThrow(/field name .* holds a control character/);
+    expect(() => packFields({ [`Sto${US}ck`]: entry(1, 1) })).toThrow(/field name .* holds a control character/);
+    const read = { raw: '', entry: entry(1, 1) };
+    expect(() => packSettlements([{ mode: 'drop', field: `P${RS}`, read }], undefined)).toThrow(/holds a control character/);
+  });
+
+  it('settles a value holding every JSON escape (a control character as \\u001f, quotes, a backslash) as the store acknowledged it', async () => {
+    const odd = `tab\tquote"slash\\unit${US}record${RS}`;
+    await state.merge([{ sku: 'J-1', entries: { Name: entry(odd, 3), Stock: entry(2, 3) } }]);
+    const read = await state.read('J-1');
+    expect(read.pending.get('Name')?.entry.value).toBe(odd);
+    await state.settle('J-1', [
+      { mode: 'applied', field: 'Name', read: read.pending.get('Name')!, ackValue: odd },
+      { mode: 'applied', field: 'Stock', read: read.pending.get('Stock')!, ackValue: 2 },
+    ], 1_700_000_000_000);
+    const after = await state.read('J-1');
+    expect(after.acked.get('Name')).toBe(odd);
+    expect(after.acked.get('Stock')).toBe(2);
+    expect(after.acked.get('@at')).toBe(1_700_000_000_000);
+    expect(after.applied.get('Name')).toBe(3);
+    expect(after.pending.size).toBe(0);
   });
 });
