@@ -9,7 +9,7 @@
  * a scavenge or two and are promoted, and garbage collection took 32–38 % of the busy main thread; the cap cuts the CPU per
  * synced SKU by about a quarter at 20 ms and concurrency 32 for about 8 MiB more while syncing. That
  * young generation is grown only while the process is busy, after its start-up (`capYoungGeneration`):
- * an idle daemon keeps V8's first 2 MB. Set before the modules load (the process entry), they cover the
+ * an idle daemon keeps V8's first 2 MB (Node 20; Node 24's V8 resizes it by itself, 3–9 MB). Set before the modules load (the process entry), they cover the
  * whole run. Measured on Node 20 (V8 11.3).
  */
 import { constants, performance, PerformanceObserver } from 'node:perf_hooks';

@@ -110,10 +110,16 @@ describe('the V8 memory flags', () => {
   it('keep the young generation at its first size while the process starts up, however busy', async () => {
     const { largest, decisions } = await youngGenerationUnderLoad([], undefined, false);
     expect(decisions.length, 'collections observed').toBeGreaterThan(10);
-    // Below the cap, which it reaches within these collections once it may grow (the test above). Node 20's V8
-    // keeps it at its first size, both semi-spaces in use: twice what it reads before any collection (1 → 2
-    // MB); Node 24's resizes it within 2–5 MB by itself, even at a growth factor of 1.
-    expect(largest).toBeLessThan(YOUNG_GENERATION_CAP_MB);
+    // What storesync decides: no growth (a factor of 1) after any collection of the start-up.
+    expect(decisions.filter(([, factor]) => factor !== 1), '[young generation (MB), growth factor] during the start-up').toEqual([]);
+    // What V8 makes of it. Node 20's V8 (11.3) keeps the young generation at its first size, both semi-spaces in
+    // use: twice what it reads before any collection (1 → 2 MB), where it reaches the cap within these
+    // collections once it may grow (the tests above). Node 24's V8 (13.6) resizes it by itself whatever the
+    // factor: 3.25–6.5 MB in runs here, once 9.25 MB in a CI run under load, past the cap; there only the bound
+    // of the cap's own tests holds.
+    const v8Major = Number(process.versions.v8.split('.')[0]);
+    if (v8Major <= 11) expect(largest).toBeLessThanOrEqual(2);
+    else expect(largest).toBeLessThanOrEqual(2 * YOUNG_GENERATION_CAP_MB);
   });
 
   it("keep an idle process's young generation at its first size", async () => {
