@@ -83,6 +83,18 @@ describe('requestWhole', () => {
     expect(statuses).toEqual([429]);
   });
 
+  it('reads past an interim 1xx answer (103 Early Hints): only the final status is told and answered', async () => {
+    const { pool } = await serve((_request, response) => {
+      response.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' });
+      setTimeout(() => response.writeHead(201, { 'content-type': 'application/json' }).end('{"Success":true}'), 20);
+    });
+    const statuses: number[] = [];
+    const exchange = requestWhole(pool, { method: 'GET', path: '/x', headers: { accept: 'application/json' }, body: null });
+    exchange.onStatus = (code) => statuses.push(code);
+    expect(await exchange.answer).toEqual({ statusCode: 201, retryAfter: undefined, text: '{"Success":true}' });
+    expect(statuses).toEqual([201]);
+  });
+
   it('sends the body and reads an empty answer as empty text', async () => {
     let received = '';
     const { pool } = await serve((request, response) => {
