@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { storeSchema } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
@@ -255,6 +255,48 @@ describe('the deadline of a whole exchange (store.requestTimeoutMs)', () => {
     expect(error).toBeInstanceOf(StoreTimeoutError);
     expect((error as StoreTimeoutError).message).toContain('no answer within the timeout (300 ms)');
     expect(requests).toBe(2);
+  });
+
+  it('ends the request itself when the deadline passes: the store sees its connection closed, the call fails soon after', async () => {
+    // The same trickling store, without retries: the deadline must abort the exchange, not only mark it passed.
+    let closed = 0;
+    const server = createServer((req, res) => {
+      if (req.url?.startsWith('/Api/Auth/')) {
+        res.end(JSON.stringify({ status: '0', message: 'ok', data: 'trickle-hash' }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('[');
+      const drip = setInterval(() => res.write(' '), 40);
+      res.on('close', () => {
+        clearInterval(drip);
+        closed += 1;
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    open.push({ close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) });
+    const store = new StoreClient({
+      config: storeSchema.parse({
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        username: 'demo',
+        password: 'demo-password',
+        requestTimeoutMs: 200,
+        retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+      }),
+      logger: silentLogger(),
+    });
+    open.push(store);
+    const started = Date.now();
+    const outcome = await Promise.race([
+      store.sales.list().then(
+        () => 'answered',
+        (error: unknown) => error,
+      ),
+      new Promise((resolve) => setTimeout(() => resolve('still running after 3 s'), 3_000)),
+    ]);
+    expect(outcome).toBeInstanceOf(StoreTimeoutError);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await vi.waitFor(() => expect(closed).toBe(1));
   });
 });
 
