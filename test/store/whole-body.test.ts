@@ -51,6 +51,11 @@ describe('decodeUtf8', () => {
     // A body of the mark alone is empty.
     expect(decodeUtf8([bytes(0xef, 0xbb, 0xbf)], 3)).toBe('');
   });
+
+  it('keeps a leading character whose UTF-8 begins EF BB but is not the mark (U+FEFB, EF BB BB; U+FEC0, EF BB 80)', () => {
+    expect(decodeUtf8([bytes(0xef, 0xbb, 0xbb, 0x21)], 4)).toBe('\uFEFB!');
+    expect(decodeUtf8([bytes(0xef, 0xbb), bytes(0x80)], 3)).toBe('\uFEC0');
+  });
 });
 
 describe('retryAfterOf', () => {
