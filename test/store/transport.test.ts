@@ -202,6 +202,27 @@ describe('retries', () => {
     expect(received(sim, 'GET /Api/Sale')).toBe(1);
   });
 
+  it('tells each exchange of a request read whole with its own attempt and status: two 429s without Retry-After, then the answer', async () => {
+    // Fake remote: the simulator's 429s carry a Retry-After; without one the wait is the backoff of the attempt.
+    let calls = 0;
+    const fake = await remote((request) => {
+      if (request.path !== '/Api/Sale/') return undefined;
+      calls += 1;
+      return calls <= 2 ? { status: 429, body: 'slow down' } : { body: [] };
+    });
+    const store = client(fake.url, [], { attempts: 3 });
+    const told: Array<{ attempt: number; status: number | 'error' }> = [];
+    store.events.on('store:request', ({ endpoint, attempt, status }) => {
+      if (endpoint === '/Api/Sale/') told.push({ attempt, status });
+    });
+    await expect(store.sales.list()).resolves.toEqual([]);
+    expect(told).toEqual([
+      { attempt: 1, status: 429 },
+      { attempt: 2, status: 429 },
+      { attempt: 3, status: 200 },
+    ]);
+  });
+
   it('never retries a 400', async () => {
     const sim = await simulator();
     // The store refuses an order by a field products do not have with 400.
