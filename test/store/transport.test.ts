@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { storeSchema } from '../../src/config/schema.js';
+import { TypedEmitter } from '../../src/events.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
 import { type RequestLimiter, StoreClient } from '../../src/store/client.js';
@@ -17,7 +18,7 @@ import {
   StoreTimeoutError,
 } from '../../src/store/errors.js';
 import type { RecordReject } from '../../src/store/records.js';
-import { backoffMs, MAX_RETRY_AFTER_MS, parseRetryAfter } from '../../src/store/transport.js';
+import { backoffMs, MAX_RETRY_AFTER_MS, parseRetryAfter, type StoreEvents, Transport } from '../../src/store/transport.js';
 import { type FakeAnswer, type FakeRemote, type FakeRequest, startFakeRemote } from './fake-remote.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
@@ -369,5 +370,27 @@ describe('the request limiter (store.rateLimit)', () => {
     expect((error as StoreNetworkError).retryable).toBe(true);
     expect((error as Error).message).toMatch(/the store-wide rate limit cannot be consulted \(Connection is closed\.\)/);
     expect(fake.requests).toHaveLength(0);
+  });
+
+  it('releases the permit of a request whose body cannot be written as JSON, sends nothing and retries nothing', async () => {
+    // The Transport itself (no API checks this body): a BigInt has no JSON form, so JSON.stringify throws.
+    const fake = await remote(() => ({ body: [] }));
+    const log: string[] = [];
+    const transport = new Transport({
+      config: storeSchema.parse({ baseUrl: fake.url, username: 'demo', password: 'demo-password', retry: { attempts: 3 } }),
+      logger: silentLogger(),
+      events: new TypedEmitter<StoreEvents>(),
+      now: Date.now,
+      sleep: async () => undefined,
+      limiter: recordingLimiter(log),
+    });
+    open.push({ close: async () => transport.close() });
+    const error = await transport.request({ method: 'POST', endpoint: '/Api/Sale/', body: { n: 1n } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TypeError);
+    expect(fake.requests).toHaveLength(0);
+    // Every permit taken was given back: none, or one taken and released.
+    expect(log.filter((line) => line.startsWith('acquire')).length).toBe(log.filter((line) => line.startsWith('release')).length);
+    await expect(transport.request({ method: 'GET', endpoint: '/Api/Sale/' })).resolves.toEqual([]);
+    expect(log.at(-1)).toMatch(/^release /);
   });
 });
