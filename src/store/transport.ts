@@ -186,11 +186,14 @@ export class Transport {
    */
   async #exchangeWhole(request: StoreRequest, attempt: number): Promise<unknown> {
     const endpoint = `${request.method} ${request.endpoint}`;
+    // Built before the permit is taken, as the path is: a body with no JSON form is a bug to surface, and
+    // nothing between the permit and the try below may throw (the permit would never be released).
     const path = this.#path(request);
+    const body = bodyOf(request);
     const permit = await this.#admit(endpoint);
     const started = performance.now();
     let status: number | 'error' = 'error';
-    const exchange = requestWhole(this.#pool, { method: request.method, path, headers: headersOf(request), body: bodyOf(request) });
+    const exchange = requestWhole(this.#pool, { method: request.method, path, headers: headersOf(request), body });
     exchange.onStatus = (code) => {
       status = code;
     };

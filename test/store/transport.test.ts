@@ -1,9 +1,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { storeSchema } from '../../src/config/schema.js';
+import { TypedEmitter } from '../../src/events.js';
 import { silentLogger } from '../../src/log.js';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.js';
 import { type RequestLimiter, StoreClient } from '../../src/store/client.js';
@@ -17,7 +18,7 @@ import {
   StoreTimeoutError,
 } from '../../src/store/errors.js';
 import type { RecordReject } from '../../src/store/records.js';
-import { backoffMs, MAX_RETRY_AFTER_MS, parseRetryAfter } from '../../src/store/transport.js';
+import { backoffMs, MAX_RETRY_AFTER_MS, parseRetryAfter, type StoreEvents, Transport } from '../../src/store/transport.js';
 import { type FakeAnswer, type FakeRemote, type FakeRequest, startFakeRemote } from './fake-remote.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
@@ -202,6 +203,27 @@ describe('retries', () => {
     expect(received(sim, 'GET /Api/Sale')).toBe(1);
   });
 
+  it('tells each exchange of a request read whole with its own attempt and status: two 429s without Retry-After, then the answer', async () => {
+    // Fake remote: the simulator's 429s carry a Retry-After; without one the wait is the backoff of the attempt.
+    let calls = 0;
+    const fake = await remote((request) => {
+      if (request.path !== '/Api/Sale/') return undefined;
+      calls += 1;
+      return calls <= 2 ? { status: 429, body: 'slow down' } : { body: [] };
+    });
+    const store = client(fake.url, [], { attempts: 3 });
+    const told: Array<{ attempt: number; status: number | 'error' }> = [];
+    store.events.on('store:request', ({ endpoint, attempt, status }) => {
+      if (endpoint === '/Api/Sale/') told.push({ attempt, status });
+    });
+    await expect(store.sales.list()).resolves.toEqual([]);
+    expect(told).toEqual([
+      { attempt: 1, status: 429 },
+      { attempt: 2, status: 429 },
+      { attempt: 3, status: 200 },
+    ]);
+  });
+
   it('never retries a 400', async () => {
     const sim = await simulator();
     // The store refuses an order by a field products do not have with 400.
@@ -256,6 +278,48 @@ describe('the deadline of a whole exchange (store.requestTimeoutMs)', () => {
     expect((error as StoreTimeoutError).message).toContain('no answer within the timeout (300 ms)');
     expect(requests).toBe(2);
   });
+
+  it('ends the request itself when the deadline passes: the store sees its connection closed, the call fails soon after', async () => {
+    // The same trickling store, without retries: the deadline must abort the exchange, not only mark it passed.
+    let closed = 0;
+    const server = createServer((req, res) => {
+      if (req.url?.startsWith('/Api/Auth/')) {
+        res.end(JSON.stringify({ status: '0', message: 'ok', data: 'trickle-hash' }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('[');
+      const drip = setInterval(() => res.write(' '), 40);
+      res.on('close', () => {
+        clearInterval(drip);
+        closed += 1;
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    open.push({ close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) });
+    const store = new StoreClient({
+      config: storeSchema.parse({
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        username: 'demo',
+        password: 'demo-password',
+        requestTimeoutMs: 200,
+        retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+      }),
+      logger: silentLogger(),
+    });
+    open.push(store);
+    const started = Date.now();
+    const outcome = await Promise.race([
+      store.sales.list().then(
+        () => 'answered',
+        (error: unknown) => error,
+      ),
+      new Promise((resolve) => setTimeout(() => resolve('still running after 3 s'), 3_000)),
+    ]);
+    expect(outcome).toBeInstanceOf(StoreTimeoutError);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await vi.waitFor(() => expect(closed).toBe(1));
+  });
 });
 
 describe('the request limiter (store.rateLimit)', () => {
@@ -306,5 +370,27 @@ describe('the request limiter (store.rateLimit)', () => {
     expect((error as StoreNetworkError).retryable).toBe(true);
     expect((error as Error).message).toMatch(/the store-wide rate limit cannot be consulted \(Connection is closed\.\)/);
     expect(fake.requests).toHaveLength(0);
+  });
+
+  it('releases the permit of a request whose body cannot be written as JSON, sends nothing and retries nothing', async () => {
+    // The Transport itself (no API checks this body): a BigInt has no JSON form, so JSON.stringify throws.
+    const fake = await remote(() => ({ body: [] }));
+    const log: string[] = [];
+    const transport = new Transport({
+      config: storeSchema.parse({ baseUrl: fake.url, username: 'demo', password: 'demo-password', retry: { attempts: 3 } }),
+      logger: silentLogger(),
+      events: new TypedEmitter<StoreEvents>(),
+      now: Date.now,
+      sleep: async () => undefined,
+      limiter: recordingLimiter(log),
+    });
+    open.push({ close: async () => transport.close() });
+    const error = await transport.request({ method: 'POST', endpoint: '/Api/Sale/', body: { n: 1n } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TypeError);
+    expect(fake.requests).toHaveLength(0);
+    // Every permit taken was given back: none, or one taken and released.
+    expect(log.filter((line) => line.startsWith('acquire')).length).toBe(log.filter((line) => line.startsWith('release')).length);
+    await expect(transport.request({ method: 'GET', endpoint: '/Api/Sale/' })).resolves.toEqual([]);
+    expect(log.at(-1)).toMatch(/^release /);
   });
 });

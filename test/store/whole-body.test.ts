@@ -51,6 +51,11 @@ describe('decodeUtf8', () => {
     // A body of the mark alone is empty.
     expect(decodeUtf8([bytes(0xef, 0xbb, 0xbf)], 3)).toBe('');
   });
+
+  it('keeps a leading character whose UTF-8 begins EF BB but is not the mark (U+FEFB, EF BB BB; U+FEC0, EF BB 80)', () => {
+    expect(decodeUtf8([bytes(0xef, 0xbb, 0xbb, 0x21)], 4)).toBe('\uFEFB!');
+    expect(decodeUtf8([bytes(0xef, 0xbb), bytes(0x80)], 3)).toBe('\uFEC0');
+  });
 });
 
 describe('retryAfterOf', () => {
@@ -81,6 +86,18 @@ describe('requestWhole', () => {
     exchange.onStatus = (code) => statuses.push(code);
     expect(await exchange.answer).toEqual({ statusCode: 429, retryAfter: '30', text: '{"Message":"slow down"}' });
     expect(statuses).toEqual([429]);
+  });
+
+  it('reads past an interim 1xx answer (103 Early Hints): only the final status is told and answered', async () => {
+    const { pool } = await serve((_request, response) => {
+      response.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' });
+      setTimeout(() => response.writeHead(201, { 'content-type': 'application/json' }).end('{"Success":true}'), 20);
+    });
+    const statuses: number[] = [];
+    const exchange = requestWhole(pool, { method: 'GET', path: '/x', headers: { accept: 'application/json' }, body: null });
+    exchange.onStatus = (code) => statuses.push(code);
+    expect(await exchange.answer).toEqual({ statusCode: 201, retryAfter: undefined, text: '{"Success":true}' });
+    expect(statuses).toEqual([201]);
   });
 
   it('sends the body and reads an empty answer as empty text', async () => {

@@ -248,4 +248,22 @@ describe('the hash and query of inventory writes (issue 27: the signed query bui
       await fake.close();
     }
   });
+
+  it('reads a Success written as text as the boolean it names, a refusal as a refusal', async () => {
+    // The schema's loose boolean takes 'true' / 'false' (and '1' / '0') written as text.
+    const bodies: unknown[] = [{ Success: 'false', Message: 'no such code' }, { Success: 'true' }, { Success: '0', Message: 'refused' }];
+    const fake = await startFakeRemote((request) => (request.path === '/Api/Inventory' ? { body: bodies.shift() } : undefined));
+    const client = new StoreClient({
+      config: storeSchema.parse({ baseUrl: fake.url, username: 'demo', password: 'demo-password' }),
+      logger: silentLogger(),
+    });
+    try {
+      expect(await client.inventory.update({ Code: 'L-1', Stock: 1 })).toEqual({ Success: false, Message: 'no such code' });
+      expect(await client.inventory.update({ Code: 'L-1', Stock: 2 })).toEqual({ Success: true });
+      expect(await client.inventory.update({ Code: 'L-1', Stock: 3 })).toEqual({ Success: false, Message: 'refused' });
+    } finally {
+      await client.close();
+      await fake.close();
+    }
+  });
 });
