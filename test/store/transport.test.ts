@@ -394,3 +394,85 @@ describe('the request limiter (store.rateLimit)', () => {
     expect(log.at(-1)).toMatch(/^release /);
   });
 });
+
+describe('what the transport tells of each exchange (store:request, store_requests_total, store_request_duration_seconds)', () => {
+  /** A store answering `GET /Api/Sale/` with `[{"Id":1},{"Id":2}]` after `delayMs` (raw server: the answer's time is the test's to set). */
+  async function slowStore(delayMs: number): Promise<string> {
+    const server = createServer((_req, res) => {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('[{"Id":1},{"Id":2}]');
+      }, delayMs);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    open.push({ close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) });
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  /** A transport recording what it tells: its events and its metrics; `limiter` is the store-wide budget, if any. */
+  function recordingTransport(baseUrl: string, limiter?: RequestLimiter) {
+    const events = new TypedEmitter<StoreEvents>();
+    const told: Array<{ status: number | 'error'; durationMs: number }> = [];
+    events.on('store:request', ({ status, durationMs }) => void told.push({ status, durationMs }));
+    const counted: string[] = [];
+    const observed: number[] = [];
+    const metrics = {
+      storeRequests: { inc: (labels: { status?: string }) => void counted.push(labels.status ?? '') },
+      storeRequestDuration: { observe: (_labels: unknown, value: number) => void observed.push(value) },
+      storeLogins: { inc: () => undefined },
+      storeAuthFailures: { inc: () => undefined },
+      storePagingStopped: { inc: () => undefined },
+    };
+    const transport = new Transport({
+      config: storeSchema.parse({ baseUrl, username: 'demo', password: 'demo-password', retry: { attempts: 1 } }),
+      logger: silentLogger(),
+      events,
+      metrics,
+      now: Date.now,
+      ...(limiter ? { limiter } : {}),
+    });
+    open.push({ close: async () => transport.close() });
+    return { transport, told, counted, observed };
+  }
+
+  it('times a request read whole from when its permit is granted to its answer, and observes the duration in seconds', async () => {
+    const url = await slowStore(200);
+    // A limiter that makes the request wait 400 ms for its permit: that wait is the limiter's, not the store's.
+    let granted = 0;
+    const limiter: RequestLimiter = {
+      async acquire() {
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        granted = performance.now();
+        return { release: () => undefined };
+      },
+    };
+    const { transport, told, counted, observed } = recordingTransport(url, limiter);
+    await expect(transport.request({ method: 'GET', endpoint: '/Api/Sale/' })).resolves.toEqual([{ Id: 1 }, { Id: 2 }]);
+    const exchangeMs = performance.now() - granted;
+    expect(counted).toEqual(['200']);
+    expect(told).toHaveLength(1);
+    const { status, durationMs } = told[0] as { status: number | 'error'; durationMs: number };
+    expect(status).toBe(200);
+    // At least the store's 200 ms, at most the time since the permit was granted (not the 400 ms before it).
+    expect(durationMs).toBeGreaterThanOrEqual(190);
+    expect(durationMs).toBeLessThanOrEqual(exchangeMs + 1);
+    expect(observed).toHaveLength(1);
+    expect(observed[0]).toBeGreaterThanOrEqual(0.19);
+    expect(observed[0]).toBeLessThanOrEqual((exchangeMs + 1) / 1000);
+  });
+
+  it('tells a streamed exchange (streamArray) with the status the store answered, and its duration in seconds', async () => {
+    const url = await slowStore(200);
+    const { transport, told, counted, observed } = recordingTransport(url);
+    const visited: unknown[] = [];
+    const started = performance.now();
+    await transport.streamArray({ method: 'GET', endpoint: '/Api/Sale/' }, (element) => void visited.push(element));
+    const wholeMs = performance.now() - started;
+    expect(visited).toEqual([{ Id: 1 }, { Id: 2 }]);
+    expect(counted).toEqual(['200']);
+    expect(told.map(({ status }) => status)).toEqual([200]);
+    expect(observed).toHaveLength(1);
+    expect(observed[0]).toBeGreaterThanOrEqual(0.19);
+    expect(observed[0]).toBeLessThanOrEqual((wholeMs + 1) / 1000);
+  });
+});
