@@ -81,8 +81,13 @@ export interface VitestReport {
   }>;
 }
 
-/** vitest's own test and hook timeouts and those of `waitFor` (src/wait-for.ts). */
-const TIMEOUT = /(test|hook) timed out in \d+ ?ms|timed out after \d+ ?ms/i;
+/**
+ * vitest's own test and hook timeouts and those of `waitFor` (src/wait-for.ts). vitest gives its timeout
+ * error the stack of an error it made when the test or hook began, whose message is `STACK_TRACE_ERROR`
+ * (@vitest/runner, `makeTimeoutError`): the JSON report's failure then reads `Error: STACK_TRACE_ERROR`,
+ * not "Test timed out" (audit 7 saw two such timeouts counted as assertions).
+ */
+const TIMEOUT = /(test|hook) timed out in \d+ ?ms|timed out after \d+ ?ms|^Error: STACK_TRACE_ERROR$/im;
 
 /**
  * The verdict of a run of a mutant's tests: survived when every test passed; caught (timeout only) when

@@ -65,6 +65,19 @@ describe('verdictOf', () => {
     expect(verdictOf(report([{ status: 'failed', message: 'Error: timed out after 20000 ms waiting for the failover counted' }])).verdict).toBe('caught (timeout only)');
   });
 
+  it("counts vitest's own timeout as a timeout when its report gives it the stack it made at the test's start (STACK_TRACE_ERROR)", () => {
+    // What vitest's JSON report held for a test past its 30 s limit in audit 7 (its first lines).
+    const timedOut = 'Error: STACK_TRACE_ERROR\n    at file:///work/test/store/transport.test.ts:120:3\n    at node_modules/@vitest/runner/dist/index.js:1:1';
+    expect(verdictOf(report([{ status: 'failed', message: timedOut }])).verdict).toBe('caught (timeout only)');
+    // Beside an assertion, the assertion is the catch, and the detail quotes it.
+    expect(verdictOf(report([{ status: 'failed', message: timedOut }, { status: 'failed', message: 'AssertionError: expected 1 to be +0' }]))).toEqual({
+      verdict: 'caught (assertion)',
+      detail: 'test 1: AssertionError: expected 1 to be +0',
+    });
+    // An error of the code whose message merely names the words is no timeout.
+    expect(verdictOf(report([{ status: 'failed', message: 'Error: STACK_TRACE_ERROR in the parser\n    at x' }])).verdict).toBe('caught (assertion)');
+  });
+
   it('counts a file that failed with no test failing (a load error, a failed hook) as caught by a file error only, with its message', () => {
     expect(verdictOf(report([], { status: 'failed', message: 'SyntaxError: Unexpected token' }))).toEqual({ verdict: 'caught (file error only)', detail: 'test/x.test.ts: SyntaxError: Unexpected token' });
     // A hook that failed: its tests are skipped, none failed (audit 3 counted this as an assertion).
