@@ -16,9 +16,25 @@ export class HttpError extends Error {
   }
 }
 
-/** Writes a JSON reply; Content-Length is computed from the UTF-8 bytes. */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+/**
+ * An array longer than this is written a slice at a time, in chunked transfer encoding: one JSON text of a
+ * catalogue of two million items passes V8's longest string (2^29 − 24 characters), which made the reply
+ * fail and the socket close (the full `npm run bench`, whose store holds the reconcile-large and scale
+ * benchmarks' items at once).
+ */
+export const STREAMED_ARRAY_ITEMS = 50_000;
+
+/**
+ * Writes a JSON reply; Content-Length is computed from the UTF-8 bytes. An array of more than `streamedItems`
+ * elements is written in slices of that many (`writeJsonArray`): the same JSON text, without Content-Length.
+ */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}, streamedItems = STREAMED_ARRAY_ITEMS): void {
   if (res.headersSent || res.destroyed) return;
+  if (Array.isArray(body) && body.length > streamedItems) {
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+    void writeJsonArray(res, body, streamedItems).catch(() => res.destroy());
+    return;
+  }
   const payload = Buffer.from(JSON.stringify(body), 'utf8');
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
@@ -26,6 +42,18 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
     ...headers,
   });
   res.end(payload);
+}
+
+/** Writes `items` as one JSON array, `slice` elements a write, waiting for the socket to drain; ends the reply. */
+async function writeJsonArray(res: ServerResponse, items: readonly unknown[], slice: number): Promise<void> {
+  for (let start = 0; start < items.length; start += slice) {
+    if (res.destroyed) return;
+    const json = JSON.stringify(items.slice(start, start + slice));
+    // Each slice's elements without its brackets: '[' before the first, ',' before the others.
+    const text = `${start === 0 ? '[' : ','}${json.slice(1, -1)}`;
+    if (!res.write(text, 'utf8')) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
+  }
+  if (!res.destroyed) res.end(']');
 }
 
 /** Writes a reply that is not JSON (a text or HTML body, possibly empty). */
