@@ -14,6 +14,12 @@ export interface ReplyCutter {
   cutAfter(n: number): void;
   /** Whether the armed cut happened. */
   readonly cut: boolean;
+  /**
+   * Resolves once no client sent anything for `ms`: connections a client opens in the background (a
+   * BullMQ worker's blocking connection says hello on its own time) are through their handshakes, so
+   * the chunk `cutAfter` counts is one the code under test sends.
+   */
+  quiet(ms?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -21,6 +27,7 @@ export async function replyCutter(targetPort: number, targetHost = '127.0.0.1'):
   let sent = 0;
   let armedAt: number | undefined;
   let cut = false;
+  let lastChunkAt = Date.now();
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const upstream = createConnection({ host: targetHost, port: targetPort });
@@ -34,6 +41,7 @@ export async function replyCutter(targetPort: number, targetHost = '127.0.0.1'):
     };
     client.on('data', (chunk) => {
       if (dropping) return;
+      lastChunkAt = Date.now();
       sent += 1;
       if (armedAt !== undefined && sent === armedAt) {
         armedAt = undefined;
@@ -61,6 +69,9 @@ export async function replyCutter(targetPort: number, targetHost = '127.0.0.1'):
     },
     get cut() {
       return cut;
+    },
+    async quiet(ms = 150) {
+      while (Date.now() - lastChunkAt < ms) await new Promise((wait) => setTimeout(wait, ms - (Date.now() - lastChunkAt)));
     },
     cutAfter(n: number) {
       sent = 0;
