@@ -229,7 +229,7 @@ export const configSchema = z.object({
       concurrency: positiveInt.default(16),
       /**
        * The most SKUs one job carries: BullMQ's cost of a job is paid once per batch. A small set of
-       * changes is spread over `concurrency` jobs; 1 gives one job per SKU. @defaultValue 50
+       * changes is spread over `concurrency` jobs (a poll's backlog is not); 1: one job per SKU. @defaultValue 50
        */
       batchSize: positiveInt.max(1000).default(50),
       /** Attempts per job before it fails (and can be retried from the dashboard). */

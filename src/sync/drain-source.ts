@@ -63,6 +63,11 @@ export interface DrainOptions {
  */
 const MAX_READS_FACTOR = 100;
 
+/** The rows a batch read: its records, valid and refused, and the ones `known` left out. */
+export function batchRows(batch: ChangeBatch): number {
+  return batch.records.length + batch.rejected.length + (batch.known ?? 0);
+}
+
 /**
  * Reads, queues and commits batches until the source is caught up; returns the stored cursor, the rows
  * read, and whether it caught up (a short batch: every row at or after where it read was read).
@@ -91,7 +96,7 @@ export async function drainSource(source: ChangeSource, options: DrainOptions): 
     if (compareCursors(next, stored) !== 0) await options.saveCursor(next);
     stored = next;
     await source.commit?.(batch);
-    const rows = batch.records.length + batch.rejected.length + (batch.known ?? 0);
+    const rows = batchRows(batch);
     read += rows;
     known += batch.known ?? 0;
     const resume = batch.resumeFrom ?? batch.nextCursor;

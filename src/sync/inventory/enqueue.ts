@@ -6,7 +6,9 @@
  *
  * A small set is spread over up to `spread` jobs (a worker process's PUT slots), a large one goes in
  * jobs of `batchSize`: ten changed SKUs make ten jobs that run side by side, ten thousand make two
- * hundred jobs of fifty. A job of one SKU is named after it; a batch after its first SKU and its size.
+ * hundred jobs of fifty. A poll that meets a backlog passes `spread` 1 (producer.ts): its SKUs fill the
+ * slots anyway, since every SKU of every active job shares them, and fewer jobs cost fewer commands.
+ * A job of one SKU is named after it; a batch after its first SKU and its size.
  *
  * Stock-outs first: every job has a BullMQ priority (lower runs first; a job without one would run
  * before all of them), and SKUs of different priorities never share a job, so a change that lowers the

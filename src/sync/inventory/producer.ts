@@ -13,6 +13,7 @@ import { formatIssue, type ValidationIssue } from '../../errors.js';
 import type { FailedEntry } from '../../queue/failed-job-log.js';
 import { validateInventoryUpdate } from '../../store/validation.js';
 import type { DeliveredRecord, DeliveredWindow } from '../delivered-window.js';
+import { batchRows } from '../drain-source.js';
 import { pollChangeSource, type PollOptions } from '../poll-source.js';
 import { enqueueSkus } from './enqueue.js';
 import { localFieldIssues, storeFields } from './listing/index.js';
@@ -34,6 +35,11 @@ export async function pollSource(
 ): Promise<PollReport> {
   // A SKU changed in several batches of one poll has one job: the report counts distinct SKUs.
   const queued = new Set<string>();
+  // A full batch is a backlog: the next read follows at once, and the store slots (shared by the SKUs of
+  // every active job) stay busy without spreading. From the first full batch with changes on, the poll
+  // queues jobs of `batchSize` instead of spreading each batch over `concurrency` jobs: BullMQ's and the
+  // locks' commands are paid per job (issue 27). A short first batch (a few changes) is spread as before.
+  let backlog = false;
   // Every value of this poll was read after this instant, none before (listing/reservations.ts).
   const observedAt = rt.now();
   // The window recognises re-read rows before they are normalised (`KnownRows`).
@@ -44,7 +50,10 @@ export async function pollSource(
     now: rt.now,
     queueBatch: async (batch) => {
       const before = queued.size;
-      const { skus, rejected } = await queueBatch(rt, source.name, batch, observedAt, options.window);
+      const full = batchRows(batch) >= options.limit;
+      const { skus, rejected } = await queueBatch(rt, source.name, batch, observedAt, options.window, backlog || full);
+      // A full batch of rows the window already delivered (the overlap's re-reads) is no backlog.
+      backlog ||= full && skus.length > 0;
       for (const sku of skus) queued.add(sku);
       return { queued: queued.size - before, rejected };
     },
@@ -56,13 +65,17 @@ export async function pollSource(
   return report;
 }
 
-/** Checks, merges and queues one batch; refused records become failed entries of the rejects queue. */
+/**
+ * Checks, merges and queues one batch; refused records become failed entries of the rejects queue. Its
+ * SKUs are spread over `inventory.concurrency` jobs, or go in jobs of `batchSize` when `backlog`.
+ */
 async function queueBatch(
   rt: InventoryRuntime,
   source: string,
   batch: ChangeBatch,
   observedAt: number,
   window: DeliveredWindow | undefined,
+  backlog: boolean,
 ): Promise<{ skus: string[]; rejected: number }> {
   const readAt = rt.now();
   const good: Array<{ sku: string; entries: Record<string, PendingEntry> }> = [];
@@ -93,7 +106,7 @@ async function queueBatch(
   // Merge before adding: a job always finds its values, whichever instance runs it.
   const priorities = await rt.state.merge(good);
   const skus = good.map((item) => item.sku);
-  await enqueueSkus(rt.queue, skus, { priorities, batchSize: rt.config.inventory.batchSize, spread: rt.config.inventory.concurrency });
+  await enqueueSkus(rt.queue, skus, { priorities, batchSize: rt.config.inventory.batchSize, spread: backlog ? 1 : rt.config.inventory.concurrency });
   await recordRejects(rt, source, rejects);
   window?.add(delivered);
   return { skus, rejected: rejects.length };

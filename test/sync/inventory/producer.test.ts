@@ -40,7 +40,7 @@ beforeAll(async () => {
   h = await createHarness(items);
   await db.connect();
   await db.query(`CREATE SCHEMA ${schema}`);
-  for (const table of ['cron', 'cursor', 'overlap', 'bad', 'backlog']) {
+  for (const table of ['cron', 'cursor', 'overlap', 'bad', 'backlog', 'sizes']) {
     await db.query(`CREATE TABLE ${schema}.${table} (code text PRIMARY KEY, stock int, price numeric(12,2), modified timestamptz NOT NULL)`);
   }
   csvDir = await mkdtemp(join(tmpdir(), 'storesync-inv-csv-'));
@@ -205,6 +205,46 @@ describe('inventory producer', () => {
     expect(report).toMatchObject({ queued: 5, cursor: '2025-06-01T00:00:05.000Z' });
     // The query's cursor is inclusive (>=): each batch starts with the last row of the one before.
     expect(report.read).toBe(9);
+  });
+
+  it('queues a backlog in jobs of batchSize, a poll of a few changes spread over concurrency jobs, a full batch of re-read rows being no backlog', async () => {
+    // Strictly after the cursor (distinct timestamps): a batch re-reads no row of the one before.
+    const source = {
+      ...sqlSource('sizes', NEVER, 10),
+      changes:
+        `SELECT code AS "Code", stock AS "Stock", price AS "Price", modified AS cursor FROM ${schema}.sizes ` +
+        'WHERE CAST(:cursor AS timestamptz) IS NULL OR modified > :cursor ORDER BY modified, code LIMIT :limit',
+    };
+    const deps = h.deps({ inventory: { sources: [source], concurrency: 4, batchSize: 6 } });
+    const flow = await start(deps, 'producer');
+    const rt = openInventoryRuntime(deps);
+    const insert = (from: number, to: number) =>
+      db.query(
+        `INSERT INTO ${schema}.sizes SELECT 'BK-' || lpad(i::text, 2, '0'), i, 1, TIMESTAMPTZ '2025-07-01T00:00:00Z' + i * INTERVAL '1 second' FROM generate_series(${from}, ${to}) AS i`,
+      );
+    let seen = 0;
+    /** The SKUs of each job the last poll added, in the order they were added. */
+    const added = async () => {
+      const jobs = (await rt.queue.getJobs(['prioritized', 'waiting'])).filter((job) => jobSkus(job.data)[0]?.startsWith('BK-') && Number(job.id) > seen);
+      jobs.sort((a, b) => Number(a.id) - Number(b.id));
+      seen = Math.max(seen, ...jobs.map((job) => Number(job.id)));
+      return jobs.map((job) => jobSkus(job.data));
+    };
+    const bk = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `BK-${String(from + i).padStart(2, '0')}`);
+    try {
+      // 25 rows read 10, 10 and 5: the first batch is full, so all three go in jobs of 6 (spread over 4
+      // jobs, the 10 rows would make jobs of 3, 3, 3 and 1, and the 5 jobs of 2, 2 and 1).
+      await insert(1, 25);
+      expect(await flow.poll('pg-sizes')).toMatchObject({ read: 25, queued: 25 });
+      expect(await added()).toEqual([bk(1, 6), bk(7, 10), bk(11, 16), bk(17, 20), bk(21, 25)]);
+      // The next poll re-reads the 25 rows of its overlap (two full batches of rows already delivered),
+      // then 3 new ones with the last 5: no backlog, so the 3 are spread over 4 jobs (ceil(3 / 4) = 1 each).
+      await insert(26, 28);
+      expect(await flow.poll('pg-sizes')).toMatchObject({ read: 28, known: 25, queued: 3 });
+      expect(await added()).toEqual([bk(26, 26), bk(27, 27), bk(28, 28)]);
+    } finally {
+      await rt.close();
+    }
   });
 
   it('re-reads the overlap window: a late row is queued, a row the window already delivered is not queued again', async () => {
