@@ -12,6 +12,7 @@
  * Offsets come from Intl (the ICU time zone data Node ships), at a second's precision.
  */
 import { isUtcZone, zoneOffsetMs } from '../time-zone.js';
+import { digits } from './digits.js';
 import { dateOfMicros, epochMicros } from './precise-date.js';
 
 /** The zone's offset from UTC (ms, east positive) at the instant `epochMs`. */
@@ -22,9 +23,35 @@ const NAIVE = /^(\d{4,})-(\d\d)-(\d\d)[ T](\d\d):(\d\d)(?::(\d\d)(?:\.(\d+))?)?$
 /** pg's `timestamptz` text: a naive part and an offset (`+02`, `-03:30`, `+00:00:00`). */
 const OFFSET = /^(.*?)([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?$/;
 
+/**
+ * Wall-clock microseconds of `text[0, end)` when it is the form the drivers write, `YYYY-MM-DD HH:MM:SS`
+ * (or `T`) with an optional fraction and a year of 100 or more, read by hand: the regex and a Date's
+ * setters cost several times as much, a million times in a reconcile (issue 27). Undefined for anything
+ * else, which `wallMicros`'s regex then reads (Date.UTC would read years 0–99 as 1900–1999).
+ */
+function commonWallMicros(text: string, end: number): number | undefined {
+  if (end < 19 || text[4] !== '-' || text[7] !== '-' || (text[10] !== ' ' && text[10] !== 'T') || text[13] !== ':' || text[16] !== ':') return undefined;
+  const year = digits(text, 0, 4);
+  const ms = Date.UTC(year, digits(text, 5, 2) - 1, digits(text, 8, 2), digits(text, 11, 2), digits(text, 14, 2), digits(text, 17, 2));
+  if (!(year >= 100) || Number.isNaN(ms)) return undefined;
+  if (end === 19) return ms * 1000;
+  if (text[19] !== '.' || end === 20) return undefined;
+  // Digits past the microsecond are dropped: a cursor never rounds up.
+  let micros = 0;
+  for (let i = 20; i < end; i++) {
+    const digit = text.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) return undefined;
+    if (i < 26) micros = micros * 10 + digit;
+  }
+  return ms * 1000 + micros * 10 ** Math.max(0, 26 - end);
+}
+
 /** Wall-clock microseconds (as if the wall clock were UTC) of naive text, or undefined if it is not one. */
 function wallMicros(text: string): number | undefined {
-  const match = NAIVE.exec(text.trim());
+  const trimmed = text.trim();
+  const common = commonWallMicros(trimmed, trimmed.length);
+  if (common !== undefined) return common;
+  const match = NAIVE.exec(trimmed);
   if (!match) return undefined;
   const [, y, mo, d, h, mi, s, fraction] = match;
   const date = new Date(0);
@@ -69,13 +96,33 @@ function wallToEpochMicros(wall: number, zone: string): number {
 
 /** pg's `timestamptz` text as a Date with its microseconds; undefined for other text (`infinity`, BC dates). */
 export function offsetTextToDate(text: string): Date | undefined {
-  const match = OFFSET.exec(text.trim());
+  const trimmed = text.trim();
+  const common = commonOffsetMicros(trimmed);
+  if (common !== undefined) return dateOfMicros(common);
+  const match = OFFSET.exec(trimmed);
   if (!match) return undefined;
   const [, naive, sign, hours, minutes, seconds] = match;
   const wall = wallMicros(naive ?? '');
   if (wall === undefined) return undefined;
   const offset = (Number(hours) * 3600 + Number(minutes ?? 0) * 60 + Number(seconds ?? 0)) * 1_000_000;
   return dateOfMicros(sign === '-' ? wall + offset : wall - offset);
+}
+
+/**
+ * Epoch microseconds of pg's usual `timestamptz` text, a common naive part (`commonWallMicros`) and an
+ * offset `+HH`, `+HH:MM` or `+HH:MM:SS`, read by hand; undefined for anything else (`OFFSET` reads it).
+ */
+function commonOffsetMicros(text: string): number | undefined {
+  let sign = 19;
+  if (text[sign] === '.') for (sign = 20; sign < text.length && text.charCodeAt(sign) >= 0x30 && text.charCodeAt(sign) <= 0x39; sign++);
+  const east = text[sign] === '+';
+  if (!east && text[sign] !== '-') return undefined;
+  const zone = text.length - sign - 1;
+  if (zone !== 2 && !(zone === 5 && text[sign + 3] === ':') && !(zone === 8 && text[sign + 3] === ':' && text[sign + 6] === ':')) return undefined;
+  const offset = digits(text, sign + 1, 2) * 3600 + (zone > 2 ? digits(text, sign + 4, 2) * 60 : 0) + (zone > 5 ? digits(text, sign + 7, 2) : 0);
+  const wall = commonWallMicros(text, sign);
+  if (wall === undefined || Number.isNaN(offset)) return undefined;
+  return east ? wall - offset * 1_000_000 : wall + offset * 1_000_000;
 }
 
 /** The wall clock of `date` in `zone`: `YYYY-MM-DD HH:MM:SS.ffffff` (what a naive column holds). */

