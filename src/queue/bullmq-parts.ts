@@ -1,9 +1,9 @@
 /**
  * The parts of bullmq storesync uses (`Queue`, `Worker` and the errors a processor throws), loaded from
  * their own modules. bullmq's index also loads its PostgreSQL backend (about 250 KB of SQL), its relay,
- * its flow producer and queue events, and its Bun, Valkey-Glide and node-redis client adapters, which
- * no storesync process uses and an idle daemon kept: about 1 MB of source and 1–1.5 MB of heap (issue
- * 27's idle RSS; bench/README.md).
+ * flow producer, queue events and Valkey-Glide client adapter, which no storesync process uses and an
+ * idle daemon kept: 500 KB of source, 1–1.5 MiB of heap, and fewer start-up compilations (issue 27's
+ * idle RSS; bench/README.md, "Issue 27: idle RSS, where its spread comes from").
  *
  * bullmq has no `exports` map, so its CommonJS build's files can be required by path; its ES build
  * cannot be loaded by node (its imports have no extensions). `test/queue/bullmq-parts.test.ts` checks
