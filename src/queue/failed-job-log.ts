@@ -14,8 +14,10 @@
  */
 import { randomUUID } from 'node:crypto';
 
-import { type Job, type KeepJobs, Queue, UnrecoverableError, Worker } from 'bullmq';
+import type { Job, KeepJobs } from 'bullmq';
 import type { Redis } from 'ioredis';
+
+import { Queue, UnrecoverableError, Worker } from './bullmq-parts.js';
 
 /** One refusal: the job name (e.g. `reject:SKU-1`), what was refused, and why. */
 export interface FailedEntry {

@@ -1,5 +1,7 @@
 /** Whether BullMQ runs a job again after a failure: the one place that does this arithmetic. */
-import { type Job, UnrecoverableError } from 'bullmq';
+import type { Job } from 'bullmq';
+
+import { UnrecoverableError } from './bullmq-parts.js';
 
 /**
  * True when BullMQ will run `job` again after its processor throws `error`: the error is not an

@@ -4,9 +4,10 @@
  * (`returnJobOnAbort`) so another worker (or this one after a restart) runs it again without spending
  * an attempt.
  */
-import { type Job, WaitingError, type Worker } from 'bullmq';
+import type { Job, Worker } from 'bullmq';
 
 import type { Logger } from '../log.js';
+import { WaitingError } from './bullmq-parts.js';
 import { TimeoutError, withTimeout } from './with-timeout.js';
 
 /** How a worker ended: its jobs finished, were returned after the deadline, or were left to the stalled check. */

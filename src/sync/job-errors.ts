@@ -9,9 +9,10 @@
  * the next login may be tried, so that every change queued meanwhile reaches the store once the
  * credentials are right again.
  */
-import { type Queue, UnrecoverableError, Worker } from 'bullmq';
+import type { Queue } from 'bullmq';
 
 import { StoreSyncError } from '../errors.js';
+import { UnrecoverableError, Worker } from '../queue/bullmq-parts.js';
 import { StoreLoginDeferredError, StoreLoginRefusedError } from '../store/errors.js';
 
 /**

@@ -2,10 +2,10 @@
  * What the control flow works with: its own Redis connection and the `control` queue. Opened once per
  * flow and closed with it.
  */
-import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 import type { Config } from '../../config/schema.js';
+import { Queue } from '../../queue/bullmq-parts.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
 import type { LifecycleRuntime } from '../lifecycle.js';

@@ -3,12 +3,13 @@
  * reconciles at once would only compete for the same store). Invalid data fails the job at once
  * (`UnrecoverableError`) with the field named; the action's report is the job's return value.
  */
-import { type Job, type KeepJobs, UnrecoverableError, Worker } from 'bullmq';
+import type { Job, KeepJobs } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 import { formatIssue } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Metrics } from '../../metrics.js';
+import { UnrecoverableError, Worker } from '../../queue/bullmq-parts.js';
 import { willRetry } from '../../queue/job-retry.js';
 import { returnJobOnAbort } from '../../queue/worker-shutdown.js';
 import { maskSecrets } from '../../secrets.js';

@@ -2,10 +2,9 @@
  * What the fulfillment producer, worker and one-off updates work with: one Redis connection for state
  * and the `fulfillment` queue, the state, the events. Opened once per flow (or CLI run), closed with it.
  */
-import { Queue } from 'bullmq';
-
 import type { Config } from '../../config/schema.js';
 import { TypedEmitter } from '../../events.js';
+import { Queue } from '../../queue/bullmq-parts.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
 import { closeConnection, type FlowRuntime, openFlowRuntime, retryingJobOptions } from '../runtime.js';

@@ -2,10 +2,11 @@
  * The `fulfillment` queue's worker: applies each shipment update through the guard. Retries are
  * BullMQ's (the store client is called with one attempt); refusals fail at once with their reason.
  */
-import { type Job, WaitingError, Worker } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 import { ValidationError } from '../../errors.js';
+import { WaitingError, Worker } from '../../queue/bullmq-parts.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import { syncWorkerOptions } from '../../queue/crash-recovery.js';
 import { willRetry } from '../../queue/job-retry.js';

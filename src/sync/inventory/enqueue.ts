@@ -14,9 +14,9 @@
  * before all of them), and SKUs of different priorities never share a job, so a change that lowers the
  * stock the store may sell overtakes a backlog of increases, which overtake price-only changes.
  */
-import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 
+import { Queue } from '../../queue/bullmq-parts.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
 import { retryingJobOptions } from '../runtime.js';

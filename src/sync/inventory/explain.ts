@@ -5,10 +5,11 @@
  * the published figure with its formula, what the store last acknowledged and when, the SKU's jobs
  * and refused ERP rows, and the sources it vanished from (snapshot diff, deletions) or is held by.
  */
-import { type Job, Queue } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 import { ValidationError } from '../../errors.js';
+import { Queue } from '../../queue/bullmq-parts.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
 import { type Allocation, appliesTo, describeAllocation, type ExplainedKit, explainKit, newestEntry, parseSkuReservations,placementOf, planStock, RESERVATION_MOVES_FIELD, RESERVATION_VERSION_FIELD, SAFETY_FIELD, safetyStockOf, type SiteFigure } from './listing/index.js';

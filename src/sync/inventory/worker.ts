@@ -19,10 +19,11 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 
-import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 
 import { formatIssue, StoreSyncError, ValidationError, type ValidationIssue } from '../../errors.js';
+import { DelayedError, UnrecoverableError, Worker } from '../../queue/bullmq-parts.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import { STALLED_LIMIT_REASON, syncWorkerOptions } from '../../queue/crash-recovery.js';
 import { willRetry } from '../../queue/job-retry.js';

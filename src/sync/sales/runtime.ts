@@ -3,12 +3,11 @@
  * `sales` queue, the sink, the state store, the events. Opened once per flow (or per CLI run) and
  * closed with it.
  */
-import { Queue } from 'bullmq';
-
 import { type Config, reservationsEnabled, type SalesSinkConfig } from '../../config/schema.js';
 import { createSink, type SalesSink } from '../../erp/sinks/index.js';
 import { ConfigError } from '../../errors.js';
 import type { TypedEmitter } from '../../events.js';
+import { Queue } from '../../queue/bullmq-parts.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import type { FlowDeps } from '../flow.js';
 import { type KitCatalog, redisKitCatalog, ReservationSync } from '../inventory/listing/index.js';

@@ -3,9 +3,10 @@
  * store client is called with one attempt), so a failing ERP or store backs off per `sales.attempts`
  * and `sales.backoffMs` and ends as a failed job that can be retried from the dashboard.
  */
-import { type Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 
+import { UnrecoverableError, WaitingError, Worker } from '../../queue/bullmq-parts.js';
 import { QUEUE_NAMES } from '../../queue/connection.js';
 import { syncWorkerOptions } from '../../queue/crash-recovery.js';
 import { willRetry } from '../../queue/job-retry.js';
