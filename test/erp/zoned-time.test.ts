@@ -2,11 +2,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { sqlSourceSchema } from '../../src/config/schema.js';
 import { compareCursors, cursorToVersion, pollStart, toCursor } from '../../src/erp/cursor.js';
-import { PreciseDate } from '../../src/erp/precise-date.js';
+import { epochMicros, PreciseDate } from '../../src/erp/precise-date.js';
 import { openSql } from '../../src/erp/sql-client.js';
 import { backwardShiftNear, naiveToDate, offsetTextToDate, wallText, zonedText } from '../../src/erp/zoned-time.js';
 
-const iso = (date: Date | undefined): string | undefined => date?.toISOString();
+// An Invalid Date is told as such (toISOString would throw), so that a wrong reading fails an assertion.
+function iso(date: Date | undefined): string | undefined {
+  if (date === undefined) return undefined;
+  return Number.isNaN(date.getTime()) ? 'Invalid Date' : date.toISOString();
+}
+/** Epoch microseconds, or undefined: a wrong reading fails an assertion, not a TypeError. */
+const microsOf = (date: Date | undefined): number | undefined => (date === undefined ? undefined : epochMicros(date));
 const originalTz = process.env.TZ;
 
 afterEach(() => {
@@ -67,6 +73,51 @@ describe('naiveToDate', () => {
     expect(naiveToDate('yesterday', 'UTC')).toBeUndefined();
     expect(naiveToDate('2024-05-01T10:00:00Z', 'UTC')).toBeUndefined();
   });
+
+  // Each length of a fraction, hand-scaled to microseconds: digits past the sixth are dropped, never rounded up.
+  it.each([
+    ['7', '.700000'],
+    ['07', '.070000'],
+    ['007', '.007000'],
+    ['0007', '.000700'],
+    ['00007', '.000070'],
+    ['000007', '.000007'],
+    ['0000079', '.000007'],
+    ['00000799', '.000007'],
+    ['999999999', '.999999'],
+  ])('reads the fraction .%s as %s of a second, naive or with an offset', (fraction, micros) => {
+    const expected = Date.UTC(2024, 4, 1, 10) * 1000 + Number(micros.slice(1));
+    expect(microsOf(naiveToDate(`2024-05-01 10:00:00.${fraction}`, 'UTC'))).toBe(expected);
+    expect(microsOf(offsetTextToDate(`2024-05-01 12:00:00.${fraction}+02`))).toBe(expected);
+  });
+
+  it('reads a short fraction between spaces as without them', () => {
+    expect(iso(naiveToDate(' 2026-11-27 17:49:05.5 ', 'UTC'))).toBe('2026-11-27T17:49:05.500Z');
+    expect(iso(naiveToDate('\t2026-11-27 17:49:05.12\n', 'UTC'))).toBe('2026-11-27T17:49:05.120Z');
+  });
+
+  it('rolls an invalid day over as the regex and Date setters before it did (2024-02-30 is 2024-03-01)', () => {
+    expect(iso(naiveToDate('2024-02-30 12:00:00', 'UTC'))).toBe('2024-03-01T12:00:00.000Z');
+    expect(iso(offsetTextToDate('2024-02-30 12:00:00+02'))).toBe('2024-03-01T10:00:00.000Z');
+  });
+
+  // Every separator in its place, and digits (not a space, sign or dot, which sort below "0") in every field.
+  it.each([
+    '2024-05-01 12:00x00',
+    '2024-05-01 12x00:00',
+    '2024-05-01x12:00:00',
+    '2024x05-01 12:00:00',
+    '2024-05x01 12:00:00',
+    '2024-05-01 1 :00:00',
+    '2024-05-01 12:00:0-',
+    '2024-0 -01 12:00:00',
+    '2024-05-01 12:00:00.5+02',
+    '2024-05-01 12:00:00.5-02',
+    '2024-05-01 12:00:00.12 34',
+  ])('is undefined for %j, as naive text or before an offset', (text) => {
+    expect(naiveToDate(text, 'UTC')).toBeUndefined();
+    if (!/[+-]\d\d$/.test(text)) expect(offsetTextToDate(`${text}+02`)).toBeUndefined();
+  });
 });
 
 describe('offsetTextToDate (pg timestamptz text)', () => {
@@ -94,7 +145,7 @@ describe('offsetTextToDate (pg timestamptz text)', () => {
     expect(iso(offsetTextToDate(text))).toBe(expected);
   });
 
-  it.each(['2024-05-01 12:00:00.+02', '2024-05-01 12:00:00.12a+02', '2024-05-01 12:0a:00+02', '2024-05-01 12:00:00+2', '2024-05-01 12:00:00+02:3', '2024-05-01 12:00:00+05330', '2024-05-01 12:00:00', '2024/05/01 12:00:00+02'])(
+  it.each(['2024-05-01 12:00:00.+02', '2024-05-01 12:00:00.12a+02', '2024-05-01 12:0a:00+02', '2024-05-01 12:00:00+2', '2024-05-01 12:00:00+02:3', '2024-05-01 12:00:00+05330', '2024-05-01 12:00:00', '2024/05/01 12:00:00+02', '2024-05-01 12:00:00+0a', '2024-05-01 12:00:00+02:3a', '2024-05-01 12:00:00+02:30:1a', '2024-05-01 12:00:00+0 :00', '2024-05-01 12:00:00+05:30x15', '2024-05-01 12:00:00+05x30:15'])(
     'is undefined for %j',
     (text) => {
       expect(offsetTextToDate(text)).toBeUndefined();

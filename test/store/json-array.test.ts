@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import { JsonArrayReader } from '../../src/store/json-array.js';
 
@@ -52,11 +52,42 @@ describe('JsonArrayReader', () => {
     }
   });
 
+  it('parses the complete elements of one chunk with one JSON.parse (a run of three, of two), an element split across chunks alone', () => {
+    const seen: unknown[] = [];
+    const reader = new JsonArrayReader((element) => void seen.push(element));
+    // Counted, not timed: a run that fell back to a parse per element would hand over the same elements (issue 27's CPU).
+    const parse = vi.spyOn(JSON, 'parse');
+    const calls: number[] = [];
+    try {
+      reader.write(Buffer.from('[{"a":1}, "x,]" ,[2,[3]],{"b"'));
+      calls.push(parse.mock.calls.length);
+      reader.write(Buffer.from(':4}, 5 ,\n6]'));
+      calls.push(parse.mock.calls.length - calls[0]!);
+    } finally {
+      parse.mockRestore();
+    }
+    expect(calls).toEqual([1, 2]);
+    expect(seen).toEqual([{ a: 1 }, 'x,]', [2, [3]], { b: 4 }, 5, 6]);
+    expect(reader.isEnded).toBe(true);
+  });
+
   it('hands over the elements before a broken one of the same chunk, then refuses the body with that element\'s error', () => {
     const seen: unknown[] = [];
     const reader = new JsonArrayReader((element) => void seen.push(element));
     expect(() => reader.write(Buffer.from('[1,{"a":2},{"b" 3},4]'))).toThrow(SyntaxError);
     expect(seen).toEqual([1, { a: 2 }]);
+  });
+
+  it.each([
+    ['[{"b" 3},1,2]', []],
+    ['[1,2,{"b" 3}]', [1, 2]],
+    ['[1,2,tru]', [1, 2]],
+    ['[{"b" 3}]', []],
+  ])('hands over what precedes the broken element of %j (first, last, alone) and refuses it', (text, before) => {
+    const seen: unknown[] = [];
+    const reader = new JsonArrayReader((element) => void seen.push(element));
+    expect(() => reader.write(Buffer.from(text))).toThrow(SyntaxError);
+    expect(seen).toEqual(before);
   });
 
   it('hands over the elements before an unexpected byte of the same chunk, then names the byte', () => {
