@@ -11,6 +11,8 @@ import { session } from './http.js';
 let server: Server | undefined;
 
 afterEach(async () => {
+  // A reply a mutant leaves unfinished keeps its connection: closed here, the next test starts clean.
+  server?.closeAllConnections();
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   server = undefined;
 });
@@ -136,8 +138,10 @@ describe('the simulator’s JSON replies', () => {
     try {
       const { hash } = await session(sim.url);
       const get = async () => {
-        const res = await request(`${sim.url}/Api/Inventory/Get?hash=${hash}`);
-        const codes = (JSON.parse(await res.body.text()) as Array<{ Code: string }>).map((item) => item.Code);
+        // A reply left unfinished fails the comparison below, not the test's time limit.
+        const res = await request(`${sim.url}/Api/Inventory/Get?hash=${hash}`, { bodyTimeout: 5000 });
+        const text = await res.body.text().catch((error: Error) => `not read whole: ${error.name}`);
+        const codes = text.startsWith('[') ? (JSON.parse(text) as Array<{ Code: string }>).map((item) => item.Code) : text;
         return { codes, chunked: res.headers['transfer-encoding'], length: res.headers['content-length'] };
       };
       const streamed = await get();
