@@ -96,7 +96,7 @@ describe('the simulator’s JSON replies', () => {
   });
 
   it('closes the connection when a slice cannot be written: no truncated array ends as a complete reply', async () => {
-    // The seventh element has no JSON form (a BigInt): the third slice of 3 throws.
+    // The element at index 7 has no JSON form (a BigInt): the third slice of 3 (indexes 6 to 8) throws.
     const body: unknown[] = items(10);
     body[7] = { Code: 'SKU-7', Stock: 7n };
     const url = await serve((_req, res) => sendJson(res, 200, body, {}, 3));
