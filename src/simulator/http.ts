@@ -51,9 +51,23 @@ async function writeJsonArray(res: ServerResponse, items: readonly unknown[], sl
     const json = JSON.stringify(items.slice(start, start + slice));
     // Each slice's elements without its brackets: '[' before the first, ',' before the others.
     const text = `${start === 0 ? '[' : ','}${json.slice(1, -1)}`;
-    if (!res.write(text, 'utf8')) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
+    if (!res.write(text, 'utf8')) await drained(res);
   }
   if (!res.destroyed) res.end(']');
+}
+
+/**
+ * Resolves on the reply's next 'drain', or its 'close' (the client left), leaving neither listener behind:
+ * a 'close' listener left by each slice's wait set off Node's MaxListenersExceededWarning past ten slices.
+ */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      res.off('drain', done).off('close', done);
+      resolve();
+    };
+    res.on('drain', done).on('close', done);
+  });
 }
 
 /** Writes a reply that is not JSON (a text or HTML body, possibly empty). */

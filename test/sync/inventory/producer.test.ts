@@ -40,7 +40,7 @@ beforeAll(async () => {
   h = await createHarness(items);
   await db.connect();
   await db.query(`CREATE SCHEMA ${schema}`);
-  for (const table of ['cron', 'cursor', 'overlap', 'bad', 'backlog', 'sizes']) {
+  for (const table of ['cron', 'cursor', 'overlap', 'bad', 'backlog', 'sizes', 'mixed']) {
     await db.query(`CREATE TABLE ${schema}.${table} (code text PRIMARY KEY, stock int, price numeric(12,2), modified timestamptz NOT NULL)`);
   }
   csvDir = await mkdtemp(join(tmpdir(), 'storesync-inv-csv-'));
@@ -83,6 +83,20 @@ async function start(deps: FlowDeps, role: 'all' | 'producer' = 'all'): Promise<
   flows.push(flow);
   return flow;
 }
+
+/** A reader of the jobs added since its last call whose first SKU starts with `prefix`: their SKUs, in the order added. */
+function jobsAdded(rt: ReturnType<typeof openInventoryRuntime>, prefix: string): () => Promise<string[][]> {
+  let seen = 0;
+  return async () => {
+    const jobs = (await rt.queue.getJobs(['prioritized', 'waiting'])).filter((job) => jobSkus(job.data)[0]?.startsWith(prefix) && Number(job.id) > seen);
+    jobs.sort((a, b) => Number(a.id) - Number(b.id));
+    seen = Math.max(seen, ...jobs.map((job) => Number(job.id)));
+    return jobs.map((job) => jobSkus(job.data));
+  };
+}
+
+/** `PREFIX-05` … `PREFIX-09` for (PREFIX, 5, 9). */
+const codes = (prefix: string, from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${prefix}-${String(from + i).padStart(2, '0')}`);
 
 /** Resolves when every SKU of `skus` had a job ending with `outcome`. */
 function jobsDone(flow: InventoryFlow, skus: readonly string[], outcome = 'completed'): Promise<void> {
@@ -222,15 +236,9 @@ describe('inventory producer', () => {
       db.query(
         `INSERT INTO ${schema}.sizes SELECT 'BK-' || lpad(i::text, 2, '0'), i, 1, TIMESTAMPTZ '2025-07-01T00:00:00Z' + i * INTERVAL '1 second' FROM generate_series(${from}, ${to}) AS i`,
       );
-    let seen = 0;
     /** The SKUs of each job the last poll added, in the order they were added. */
-    const added = async () => {
-      const jobs = (await rt.queue.getJobs(['prioritized', 'waiting'])).filter((job) => jobSkus(job.data)[0]?.startsWith('BK-') && Number(job.id) > seen);
-      jobs.sort((a, b) => Number(a.id) - Number(b.id));
-      seen = Math.max(seen, ...jobs.map((job) => Number(job.id)));
-      return jobs.map((job) => jobSkus(job.data));
-    };
-    const bk = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `BK-${String(from + i).padStart(2, '0')}`);
+    const added = jobsAdded(rt, 'BK-');
+    const bk = (from: number, to: number) => codes('BK', from, to);
     try {
       // 25 rows read 10, 10 and 5: the first batch is full, so all three go in jobs of 6 (spread over 4
       // jobs, the 10 rows would make jobs of 3, 3, 3 and 1, and the 5 jobs of 2, 2 and 1).
@@ -242,7 +250,57 @@ describe('inventory producer', () => {
       await insert(26, 28);
       expect(await flow.poll('pg-sizes')).toMatchObject({ read: 28, known: 25, queued: 3 });
       expect(await added()).toEqual([bk(26, 26), bk(27, 27), bk(28, 28)]);
+      // The third re-reads the 28 (10, 10, then 8 with 2 new ones: a full batch of rows, two of them changes),
+      // then 5 new: a backlog, so the 2 make one job, and the 5 after them one job (spread: 1, 1, then 2, 2, 1).
+      await insert(29, 35);
+      expect(await flow.poll('pg-sizes')).toMatchObject({ read: 35, known: 28, queued: 7 });
+      expect(await added()).toEqual([bk(29, 30), bk(31, 35)]);
     } finally {
+      await rt.close();
+    }
+  });
+
+  it('a poll meets a backlog at its first full batch with changes and stays in it: a full batch of refused rows is none', async () => {
+    // No overlap, strictly after the cursor: each poll reads only its new rows, 10 a batch. Stock -1 is refused.
+    const source = {
+      ...sqlSource('mixed', NEVER, 10),
+      overlapMs: 0,
+      changes:
+        `SELECT code AS "Code", stock AS "Stock", price AS "Price", modified AS cursor FROM ${schema}.mixed ` +
+        'WHERE CAST(:cursor AS timestamptz) IS NULL OR modified > :cursor ORDER BY modified, code LIMIT :limit',
+    };
+    const deps = h.deps({ inventory: { sources: [source], concurrency: 4, batchSize: 6 } });
+    const flow = await start(deps, 'producer');
+    const rt = openInventoryRuntime(deps);
+    const added = jobsAdded(rt, 'MX-');
+    const mx = (from: number, to: number) => codes('MX', from, to);
+    const insert = (from: number, to: number, stock: string) =>
+      db.query(
+        `INSERT INTO ${schema}.mixed SELECT 'MX-' || lpad(i::text, 2, '0'), ${stock}, 1, TIMESTAMPTZ '2025-08-01T00:00:00Z' + i * INTERVAL '1 second' FROM generate_series(${from}, ${to}) AS i`,
+      );
+    try {
+      // A full batch of 10 refused rows, then 3 good ones: nothing was queued from the full batch, so no
+      // backlog: the 3 are spread over 4 jobs (ceil(3 / 4) = 1 each), not one job of 3.
+      await insert(1, 10, '-1');
+      await insert(11, 13, 'i');
+      expect(await flow.poll('pg-mixed')).toMatchObject({ read: 13, rejected: 10, queued: 3 });
+      expect(await added()).toEqual([mx(11, 11), mx(12, 12), mx(13, 13)]);
+      // 16 good rows, read 10 then 6: the first batch is full, so the short one after it is a backlog too:
+      // jobs of 6 (6 and 4, then 6), not the 6 spread as 2, 2 and 2.
+      await insert(14, 29, 'i');
+      expect(await flow.poll('pg-mixed')).toMatchObject({ read: 16, queued: 16 });
+      expect(await added()).toEqual([mx(14, 19), mx(20, 23), mx(24, 29)]);
+      // 10 good, 10 refused, 3 good: the backlog met at the first batch lasts through the refused one, so the
+      // last 3 make one job (spread again, they would make three).
+      await insert(30, 39, 'i');
+      await insert(40, 49, '-1');
+      await insert(50, 52, 'i');
+      expect(await flow.poll('pg-mixed')).toMatchObject({ read: 23, rejected: 10, queued: 13 });
+      expect(await added()).toEqual([mx(30, 35), mx(36, 39), mx(50, 52)]);
+    } finally {
+      // The refusals are this test's own: the rejects queue is the file's.
+      const rejects = flow.queues.find((queue) => queue.name === 'inventory-rejects')!;
+      for (const job of await rejects.getFailed()) if (job.name.startsWith('reject:MX-')) await job.remove();
       await rt.close();
     }
   });
