@@ -1,9 +1,10 @@
 /**
  * The parts of bullmq storesync uses (`Queue`, `Worker` and the errors a processor throws), loaded from
  * their own modules. bullmq's index also loads its PostgreSQL backend (about 250 KB of SQL), its relay,
- * flow producer, queue events and Valkey-Glide client adapter, which no storesync process uses and an
- * idle daemon kept: 500 KB of source, 1–1.5 MiB of heap, and fewer start-up compilations (issue 27's
- * idle RSS; bench/README.md, "Issue 27: idle RSS, where its spread comes from").
+ * flow producer, queue events and Valkey-Glide client adapter, none of which storesync uses, and an
+ * idle daemon kept them: 500 KB of source, 1–1.5 MiB of heap, and fewer start-up compilations (issue 27's
+ * idle RSS; bench/README.md, "Issue 27: idle RSS, where its spread comes from"). The dashboard's
+ * bull-board adapter requires bullmq's index itself, so a daemon whose dashboard was opened loads it then.
  *
  * bullmq has no `exports` map, so its CommonJS build's files can be required by path; its ES build
  * cannot be loaded by node (its imports have no extensions). `test/queue/bullmq-parts.test.ts` checks
