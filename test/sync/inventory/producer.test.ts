@@ -65,7 +65,8 @@ afterAll(async () => {
   await h.close();
 });
 
-function sqlSource(table: string, schedule = NEVER, limit = 10) {
+/** `strict`: rows strictly after the cursor (distinct timestamps), so a batch re-reads no row of the one before. */
+function sqlSource(table: string, schedule = NEVER, limit = 10, strict = false) {
   return {
     name: `pg-${table}`,
     kind: 'sql',
@@ -74,8 +75,15 @@ function sqlSource(table: string, schedule = NEVER, limit = 10) {
     limit,
     changes:
       `SELECT code AS "Code", stock AS "Stock", price AS "Price", modified AS cursor FROM ${schema}.${table} ` +
-      'WHERE CAST(:cursor AS timestamptz) IS NULL OR modified >= :cursor ORDER BY modified, code LIMIT :limit',
+      `WHERE CAST(:cursor AS timestamptz) IS NULL OR modified ${strict ? '>' : '>='} :cursor ORDER BY modified, code LIMIT :limit`,
   };
+}
+
+/** Rows `PREFIX-from` … `PREFIX-to` of `table`, one a second from `day`, with price 1 and stock `stock` (SQL over `i`). */
+function insertRows(table: string, prefix: string, day: string, from: number, to: number, stock = 'i') {
+  return db.query(
+    `INSERT INTO ${schema}.${table} SELECT '${prefix}-' || lpad(i::text, 2, '0'), ${stock}, 1, TIMESTAMPTZ '${day}T00:00:00Z' + i * INTERVAL '1 second' FROM generate_series(${from}, ${to}) AS i`,
+  );
 }
 
 async function start(deps: FlowDeps, role: 'all' | 'producer' = 'all'): Promise<InventoryFlow> {
@@ -222,20 +230,10 @@ describe('inventory producer', () => {
   });
 
   it('queues a backlog in jobs of batchSize, a poll of a few changes spread over concurrency jobs, a full batch of re-read rows being no backlog', async () => {
-    // Strictly after the cursor (distinct timestamps): a batch re-reads no row of the one before.
-    const source = {
-      ...sqlSource('sizes', NEVER, 10),
-      changes:
-        `SELECT code AS "Code", stock AS "Stock", price AS "Price", modified AS cursor FROM ${schema}.sizes ` +
-        'WHERE CAST(:cursor AS timestamptz) IS NULL OR modified > :cursor ORDER BY modified, code LIMIT :limit',
-    };
-    const deps = h.deps({ inventory: { sources: [source], concurrency: 4, batchSize: 6 } });
+    const deps = h.deps({ inventory: { sources: [sqlSource('sizes', NEVER, 10, true)], concurrency: 4, batchSize: 6 } });
     const flow = await start(deps, 'producer');
     const rt = openInventoryRuntime(deps);
-    const insert = (from: number, to: number) =>
-      db.query(
-        `INSERT INTO ${schema}.sizes SELECT 'BK-' || lpad(i::text, 2, '0'), i, 1, TIMESTAMPTZ '2025-07-01T00:00:00Z' + i * INTERVAL '1 second' FROM generate_series(${from}, ${to}) AS i`,
-      );
+    const insert = (from: number, to: number) => insertRows('sizes', 'BK', '2025-07-01', from, to);
     /** The SKUs of each job the last poll added, in the order they were added. */
     const added = jobsAdded(rt, 'BK-');
     const bk = (from: number, to: number) => codes('BK', from, to);
@@ -262,22 +260,13 @@ describe('inventory producer', () => {
 
   it('a poll meets a backlog at its first full batch with changes and stays in it: a full batch of refused rows is none', async () => {
     // No overlap, strictly after the cursor: each poll reads only its new rows, 10 a batch. Stock -1 is refused.
-    const source = {
-      ...sqlSource('mixed', NEVER, 10),
-      overlapMs: 0,
-      changes:
-        `SELECT code AS "Code", stock AS "Stock", price AS "Price", modified AS cursor FROM ${schema}.mixed ` +
-        'WHERE CAST(:cursor AS timestamptz) IS NULL OR modified > :cursor ORDER BY modified, code LIMIT :limit',
-    };
+    const source = { ...sqlSource('mixed', NEVER, 10, true), overlapMs: 0 };
     const deps = h.deps({ inventory: { sources: [source], concurrency: 4, batchSize: 6 } });
     const flow = await start(deps, 'producer');
     const rt = openInventoryRuntime(deps);
     const added = jobsAdded(rt, 'MX-');
     const mx = (from: number, to: number) => codes('MX', from, to);
-    const insert = (from: number, to: number, stock: string) =>
-      db.query(
-        `INSERT INTO ${schema}.mixed SELECT 'MX-' || lpad(i::text, 2, '0'), ${stock}, 1, TIMESTAMPTZ '2025-08-01T00:00:00Z' + i * INTERVAL '1 second' FROM generate_series(${from}, ${to}) AS i`,
-      );
+    const insert = (from: number, to: number, stock: string) => insertRows('mixed', 'MX', '2025-08-01', from, to, stock);
     try {
       // A full batch of 10 refused rows, then 3 good ones: nothing was queued from the full batch, so no
       // backlog: the 3 are spread over 4 jobs (ceil(3 / 4) = 1 each), not one job of 3.
