@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -26,6 +26,13 @@ const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((item) => item.close()));
 });
+
+/** Listens on a free loopback port, closed (its connections too) after the test; the server's base URL. */
+async function listening(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  open.push({ close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
 
 /** The project's simulator with the given faults: the store the client meets, whenever it can produce the case. */
 async function simulator(options: SimulatorOptions = {}): Promise<Simulator> {
@@ -245,34 +252,48 @@ describe('retries', () => {
 });
 
 describe('the deadline of a whole exchange (store.requestTimeoutMs)', () => {
-  it('ends a store that answers at once but trickles its body, with StoreTimeoutError, and retries it', async () => {
-    // Raw server: neither the simulator nor the fake remote sends a body a few bytes at a time. Each chunk
-    // comes well within undici's body timeout, so only the deadline of the whole exchange can end it.
-    let requests = 0;
-    const server = createServer((req, res) => {
-      if (req.url?.startsWith('/Api/Auth/')) {
-        res.end(JSON.stringify({ status: '0', message: 'ok', data: 'trickle-hash' }));
-        return;
-      }
-      requests += 1;
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write('[');
-      const drip = setInterval(() => res.write(' '), 40);
-      res.on('close', () => clearInterval(drip));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    open.push({ close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) });
+  /**
+   * A store that answers at once but trickles its body a space every 40 ms, never ending it (raw server:
+   * neither the simulator nor the fake remote sends a body a few bytes at a time). Each chunk comes well
+   * within undici's body timeout, so only the deadline of the whole exchange can end it.
+   */
+  async function tricklingStore(on: { request?: () => void; closed?: () => void }): Promise<string> {
+    return listening(
+      createServer((req, res) => {
+        if (req.url?.startsWith('/Api/Auth/')) {
+          res.end(JSON.stringify({ status: '0', message: 'ok', data: 'trickle-hash' }));
+          return;
+        }
+        on.request?.();
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('[');
+        const drip = setInterval(() => res.write(' '), 40);
+        res.on('close', () => {
+          clearInterval(drip);
+          on.closed?.();
+        });
+      }),
+    );
+  }
+
+  function clientOf(baseUrl: string, requestTimeoutMs: number, attempts: number): StoreClient {
     const store = new StoreClient({
       config: storeSchema.parse({
-        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        baseUrl,
         username: 'demo',
         password: 'demo-password',
-        requestTimeoutMs: 300,
-        retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
+        requestTimeoutMs,
+        retry: { attempts, baseDelayMs: 1, maxDelayMs: 1 },
       }),
       logger: silentLogger(),
     });
     open.push(store);
+    return store;
+  }
+
+  it('ends a store that answers at once but trickles its body, with StoreTimeoutError, and retries it', async () => {
+    let requests = 0;
+    const store = clientOf(await tricklingStore({ request: () => void (requests += 1) }), 300, 2);
     const error = await store.sales.list().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreTimeoutError);
     expect((error as StoreTimeoutError).message).toContain('no answer within the timeout (300 ms)');
@@ -282,32 +303,7 @@ describe('the deadline of a whole exchange (store.requestTimeoutMs)', () => {
   it('ends the request itself when the deadline passes: the store sees its connection closed, the call fails soon after', async () => {
     // The same trickling store, without retries: the deadline must abort the exchange, not only mark it passed.
     let closed = 0;
-    const server = createServer((req, res) => {
-      if (req.url?.startsWith('/Api/Auth/')) {
-        res.end(JSON.stringify({ status: '0', message: 'ok', data: 'trickle-hash' }));
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write('[');
-      const drip = setInterval(() => res.write(' '), 40);
-      res.on('close', () => {
-        clearInterval(drip);
-        closed += 1;
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    open.push({ close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) });
-    const store = new StoreClient({
-      config: storeSchema.parse({
-        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        username: 'demo',
-        password: 'demo-password',
-        requestTimeoutMs: 200,
-        retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
-      }),
-      logger: silentLogger(),
-    });
-    open.push(store);
+    const store = clientOf(await tricklingStore({ closed: () => void (closed += 1) }), 200, 1);
     const started = Date.now();
     const outcome = await Promise.race([
       store.sales.list().then(
@@ -398,15 +394,14 @@ describe('the request limiter (store.rateLimit)', () => {
 describe('what the transport tells of each exchange (store:request, store_requests_total, store_request_duration_seconds)', () => {
   /** A store answering `GET /Api/Sale/` with `[{"Id":1},{"Id":2}]` after `delayMs` (raw server: the answer's time is the test's to set). */
   async function slowStore(delayMs: number): Promise<string> {
-    const server = createServer((_req, res) => {
-      setTimeout(() => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end('[{"Id":1},{"Id":2}]');
-      }, delayMs);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    open.push({ close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) });
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return listening(
+      createServer((_req, res) => {
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('[{"Id":1},{"Id":2}]');
+        }, delayMs);
+      }),
+    );
   }
 
   /** A transport recording what it tells: its events and its metrics; `limiter` is the store-wide budget, if any. */
